@@ -1,0 +1,3 @@
+from logsift.cli import entry
+
+entry()

@@ -1,0 +1,105 @@
+"""The command line: parses options, calls the library, renders, maps errors to exit codes.
+
+`logsift [FILE...]` is triage (the default command); other commands are `logsift NAME`.
+Each command lives in its own module here and is registered in COMMANDS by its import path,
+so `logsift --help` imports none of them and stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from logsift import __version__
+from logsift.exceptions import LogsiftError
+
+DEFAULT_COMMAND = "triage"
+# name -> "module:attribute"; imported only when the command runs (or for its --help).
+COMMANDS: dict[str, str] = {
+    "triage": "logsift.cli.triage:triage",
+}
+
+
+class LogsiftGroup(click.Group):
+    """A group whose first argument, when it is not a command name, is triage's."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attribute = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in COMMANDS and args[0] not in ("--help", "-h", "--version")):
+            args = [DEFAULT_COMMAND, *args]
+        return super().parse_args(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, _SUMMARIES.get(name, "")) for name in sorted(COMMANDS)])
+
+
+_SUMMARIES = {
+    "triage": "Diagnose failed runs in logs (the default: `logsift FILE...`).",
+}
+
+
+@click.group(cls=LogsiftGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="logsift")
+def main() -> None:
+    """Find the line that explains why a service keeps dying, and what to do about it.
+
+    \b
+      journalctl -u sglang-k26 | logsift
+      logsift app.log other.log
+      logsift --format json < journal.txt
+
+    Exit status: 0 no incident, 1 incidents found, 2 usage or input error.
+    """
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Entry point: never lets a traceback reach the user for input they gave."""
+    try:
+        result: Any = main.main(args=argv, prog_name="logsift", standalone_mode=False)
+        return int(result or 0)
+    except LogsiftError as error:
+        click.echo(f"logsift: error: {error}", err=True)
+        return 2
+    except click.exceptions.Exit as exit_:
+        return exit_.exit_code
+    except click.ClickException as error:
+        error.show()
+        return 2
+    except click.Abort:
+        click.echo("logsift: aborted", err=True)
+        return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`| head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - last line of defence: one line, not a traceback
+        if os.environ.get("LOGSIFT_DEBUG"):
+            raise
+        click.echo(
+            f"logsift: internal error: {type(error).__name__}: {error} "
+            "(set LOGSIFT_DEBUG=1 for the traceback, and please report it)",
+            err=True,
+        )
+        return 2
+
+
+def entry() -> None:
+    sys.exit(run())

@@ -1,0 +1,54 @@
+"""Options shared by several commands, as stackable decorators."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import click
+
+from logsift.exceptions import LogsiftError
+from logsift.rules import RuleSet, load_rules
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def patterns_option(function: F) -> F:
+    return click.option(
+        "--patterns",
+        "pattern_dirs",
+        multiple=True,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Also load rules from this directory (<area>/<name>.toml); repeatable. "
+        "A rule with the same id replaces the bundled one.",
+    )(function)
+
+
+def color_option(function: F) -> F:
+    return click.option(
+        "--color",
+        type=click.Choice(["auto", "always", "never"]),
+        default="auto",
+        show_default=True,
+        help="Colour the terminal report; auto: only on a terminal and when NO_COLOR is unset.",
+    )(function)
+
+
+def use_color(choice: str, stream: Any = None) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def rules_from(pattern_dirs: tuple[Path, ...]) -> RuleSet:
+    try:
+        return load_rules(extra=pattern_dirs)
+    except LogsiftError:
+        raise
+    except OSError as error:
+        raise LogsiftError(f"cannot read rules: {error}") from None

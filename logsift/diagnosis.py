@@ -1,0 +1,321 @@
+"""From findings to incidents: runs of a unit, the root cause of each run, incidents across runs.
+
+A run is one start of a unit, bounded by systemd's lifecycle lines (or by
+`_SYSTEMD_INVOCATION_ID` when the reader knows it). The root cause of a failed run is its most
+specific cause: findings that another finding `explains` become symptoms, then the highest
+priority wins, then the earliest line. Consecutive failed runs of one unit form one incident; a
+later run that comes up healthy resolves it. Findings in runs that did not fail are reported
+as findings, not incidents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Iterable, Sequence
+
+from logsift import lifecycle
+from logsift.lifecycle import Lifecycle
+from logsift.matching import Fact, Matched
+from logsift.records import Finding, Incident, Record, Run, Severity
+from logsift.rules import RuleSet
+
+UnitKey = tuple[str | None, str | None]
+
+
+@dataclass
+class _Run:
+    host: str | None
+    unit: str | None
+    first_line: int
+    started: datetime | None = None
+    invocation: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+    ready: Finding | None = None
+    last_line: int = 0
+    last_time: datetime | None = None
+    ended: datetime | None = None
+    exit: str | None = None
+    result: str | None = None
+    explicit_failure: bool = False
+    clean_exit: bool = False
+    stopping: bool = False
+    closed: bool = False
+    pids: set[int] = field(default_factory=set)
+
+    def touch(self, record: Record) -> None:
+        self.last_line = max(self.last_line, record.line + record.lines - 1)
+        if record.timestamp is not None:
+            self.last_time = record.timestamp
+            if self.started is None and not self.findings and not self.facts:
+                self.started = record.timestamp
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    incidents: tuple[Incident, ...]
+    findings: tuple[Finding, ...]  # in runs that did not fail: warnings, not incidents
+    runs: tuple[Run, ...]
+    unclassified: tuple[Finding, ...]
+
+
+class Diagnoser:
+    """Fed matched events in input order; `finish()` gives the diagnosis so far."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.runs: dict[UnitKey, list[_Run]] = {}
+        self.pid_units: dict[tuple[str | None, int], str | None] = {}
+        self.descriptions: dict[tuple[str | None, str], str] = {}
+        self.order: list[UnitKey] = []
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def feed(self, matched: Matched) -> None:
+        event = matched.event.event
+        record = event.first
+        if event.kind == "lifecycle":
+            parsed = lifecycle.parse(record.message)
+            if parsed is not None:
+                self._lifecycle(record, parsed, matched)
+                return
+        unit = self._unit_of(record)
+        run = self._run_for(record.host, unit, record)
+        for item in event.records:
+            run.touch(item)
+        if record.pid is not None:
+            run.pids.add(record.pid)
+        self._attach(run, matched)
+
+    def _attach(self, run: _Run, matched: Matched) -> None:
+        for finding in matched.findings:
+            rule = self.rules.by_id.get(finding.rule_id)
+            if rule is not None and rule.signal == "ready":
+                run.ready = finding
+            else:
+                run.findings.append(finding)
+        run.facts.extend(matched.facts)
+
+    def _unit_of(self, record: Record) -> str | None:
+        if record.unit is not None:
+            return record.unit
+        if record.pid is None:
+            return self._only_unit(record.host)
+        key = (record.host, record.pid)
+        if key in self.pid_units:
+            return self.pid_units[key]
+        unit = self._active_unit(record)
+        self.pid_units[key] = unit
+        return unit
+
+    def _active_unit(self, record: Record) -> str | None:
+        """A new process belongs to the unit most recently started on its host."""
+        best: _Run | None = None
+        for (host, unit), runs in self.runs.items():
+            if host != record.host or unit is None or not runs:
+                continue
+            last = runs[-1]
+            rank = (not last.closed, last.first_line)
+            if best is None or rank > (not best.closed, best.first_line):
+                best = last
+        return best.unit if best is not None else None
+
+    def _only_unit(self, host: str | None) -> str | None:
+        units = [unit for (known_host, unit) in self.runs if known_host == host and unit is not None]
+        return units[0] if len(units) == 1 else None
+
+    def _run_for(self, host: str | None, unit: str | None, record: Record) -> _Run:
+        key = (host, unit)
+        runs = self.runs.get(key)
+        if runs is None:
+            runs = self.runs[key] = []
+            self.order.append(key)
+        if runs:
+            last = runs[-1]
+            if not (record.invocation and last.invocation and record.invocation != last.invocation):
+                # Lines after a run ended are its processes' last words: a new run needs "Started".
+                last.invocation = last.invocation or record.invocation
+                return last
+            self._close(last)
+        run = _Run(host=host, unit=unit, first_line=record.line, invocation=record.invocation)
+        runs.append(run)
+        return run
+
+    def _lifecycle(self, record: Record, parsed: Lifecycle, matched: Matched) -> None:
+        unit = parsed.unit
+        host = record.host
+        if unit is None and parsed.description:
+            unit = self.descriptions.get((host, parsed.description)) or self._only_unit(host)
+            if unit is None:
+                return  # "Started Session 3 of user root.": not about a unit we follow
+        elif unit is not None and parsed.description is None:
+            self._adopt(host, unit)
+        if parsed.what == "started" and parsed.unit and " - " in record.message:
+            self.descriptions[(host, record.message.split(" - ", 1)[1].rstrip("."))] = parsed.unit
+        key = (host, unit)
+        runs = self.runs.setdefault(key, [])
+        if key not in self.order:
+            self.order.append(key)
+        last = runs[-1] if runs else None
+        what = parsed.what
+        if what in ("starting", "started"):
+            fresh = last is not None and not last.closed and what == "started" and last.exit is None and last.started is not None
+            if not fresh:
+                if last is not None and not last.closed:
+                    self._close(last)
+                last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
+                            invocation=record.invocation)
+                runs.append(last)
+            last.touch(record)
+            return
+        if last is None or (last.closed and what not in ("limit", "failed", "failed-start")):
+            last = _Run(host=host, unit=unit, first_line=record.line, started=None)
+            runs.append(last)
+        last.touch(record)
+        self._attach(last, matched)
+        if what == "exited":
+            last.exit = parsed.exit
+            last.ended = record.timestamp
+            if parsed.success:
+                last.clean_exit = True
+            elif not last.stopping:
+                last.explicit_failure = True
+        elif what in ("failed", "failed-start", "timeout", "limit"):
+            last.explicit_failure = True
+            last.result = parsed.result or last.result or {"limit": "start-limit-hit", "timeout": "timeout"}.get(what)
+            last.ended = last.ended or record.timestamp
+            if what in ("failed", "failed-start", "limit"):
+                last.closed = True
+        elif what == "stopping":
+            last.stopping = True
+        elif what in ("deactivated", "stopped", "restart"):
+            last.ended = last.ended or record.timestamp
+            last.closed = True
+
+    def _adopt(self, host: str | None, unit: str) -> None:
+        """Lines read before systemd named the unit belong to it (an excerpt without "Started")."""
+        unnamed = self.runs.get((host, None))
+        if not unnamed or (host, unit) in self.runs:
+            return
+        self.runs[(host, unit)] = unnamed
+        del self.runs[(host, None)]
+        self.order[self.order.index((host, None))] = (host, unit)
+        for run in unnamed:
+            run.unit = unit
+        for key, value in list(self.pid_units.items()):
+            if key[0] == host and value is None:
+                self.pid_units[key] = unit
+
+    def _close(self, run: _Run) -> None:
+        run.closed = True
+
+    # -- results ---------------------------------------------------------------------------
+
+    def finish(self) -> Diagnosis:
+        incidents: list[Incident] = []
+        stray: list[Finding] = []
+        all_runs: list[Run] = []
+        unclassified: list[Finding] = []
+        for key in self.order:
+            built = [self._build(run) for run in self.runs.get(key, [])]
+            all_runs.extend(built)
+            incidents.extend(self._incidents(key, built))
+            for run in built:
+                if not run.failed:
+                    stray.extend(f for f in run.findings if f.severity >= Severity.WARNING)
+                elif run.root_cause is not None and run.root_cause.rule_id == "python.unclassified-traceback":
+                    unclassified.append(run.root_cause)
+        incidents.sort(key=lambda incident: incident.runs[0].first_line)
+        return Diagnosis(tuple(incidents), tuple(stray), tuple(all_runs), tuple(unclassified))
+
+    def _outcome(self, run: _Run) -> str:
+        if run.explicit_failure:
+            return "failed"
+        if run.clean_exit or (run.stopping and run.exit is not None):
+            return "healthy" if run.ready is not None else "stopped"
+        ready_line = run.ready.line if run.ready is not None else 0
+        fatal = [f for f in run.findings if f.severity >= Severity.ERROR and f.line > ready_line]
+        if fatal:
+            return "failed"
+        if run.ready is not None:
+            return "healthy"
+        return "stopped" if run.closed else "running"
+
+    def _build(self, run: _Run) -> Run:
+        outcome = self._outcome(run)
+        root = self.choose_root(run.findings, run.ready) if outcome == "failed" else None
+        if root is not None:
+            root = self._enrich(root, run.facts)
+        symptoms = tuple(
+            f for f in run.findings
+            if f is not root and f.severity >= Severity.WARNING and (root is None or f.line != root.line or f.rule_id != root.rule_id)
+        )
+        return Run(
+            host=run.host,
+            unit=run.unit,
+            started=run.started,
+            ended=run.ended if run.ended is not None else (run.last_time if outcome == "failed" else None),
+            first_line=run.first_line,
+            last_line=max(run.last_line, run.first_line),
+            outcome=outcome,
+            exit=run.exit,
+            result=run.result,
+            findings=tuple(run.findings),
+            root_cause=root,
+            symptoms=symptoms,
+            invocation=run.invocation,
+        )
+
+    def choose_root(self, findings: Sequence[Finding], ready: Finding | None = None) -> Finding | None:
+        causes = [f for f in findings if f.severity >= Severity.WARNING]
+        if ready is not None:
+            after = [f for f in causes if f.line > ready.line and f.severity >= Severity.ERROR]
+            causes = after or causes
+        if not causes:
+            return None
+        present = {f.rule_id for f in causes}
+        explained: set[str] = set()
+        for finding in causes:
+            rule = self.rules.by_id.get(finding.rule_id)
+            if rule is not None:
+                explained.update(other for other in rule.explains if other != finding.rule_id and other in present)
+        candidates = [f for f in causes if f.rule_id not in explained] or causes
+        return max(candidates, key=lambda f: (f.priority, f.severity, -f.line))
+
+    def _enrich(self, root: Finding, facts: Iterable[Fact]) -> Finding:
+        fields = dict(root.fields)
+        context: list[tuple[int, str]] = []
+        for fact in facts:
+            if fact.rule_id != root.rule_id:
+                continue
+            new = {name: value for name, value in fact.fields.items() if name not in fields}
+            if new:
+                fields.update(new)
+                context.append((fact.line, fact.text))
+        if not context:
+            return root
+        return replace(root, fields=fields, context=tuple(context))
+
+    def _incidents(self, key: UnitKey, runs: list[Run]) -> list[Incident]:
+        incidents: list[Incident] = []
+        current: list[Run] = []
+        for run in runs:
+            if run.failed:
+                current.append(run)
+            elif current and run.outcome == "healthy":
+                current.append(run)
+                incidents.append(Incident(key[0], key[1], tuple(current), True, run.started))
+                current = []
+            elif current:
+                current.append(run)
+        if current:
+            incidents.append(Incident(key[0], key[1], tuple(current), False))
+        return incidents
+
+
+def diagnose(rules: RuleSet, matched: Iterable[Matched]) -> Diagnosis:
+    diagnoser = Diagnoser(rules)
+    for item in matched:
+        diagnoser.feed(item)
+    return diagnoser.finish()

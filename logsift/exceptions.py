@@ -1,0 +1,32 @@
+"""All exceptions that logsift raises on purpose are defined here.
+
+The library never prints or exits; the CLI maps these to a one-line message and exit code 2.
+Every message says what was wrong, where (file:line when there is one) and, when it helps,
+what to do.
+"""
+
+from __future__ import annotations
+
+
+class LogsiftError(Exception):
+    """Base of every error logsift reports to the user (exit code 2)."""
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+class InputError(LogsiftError):
+    """The input cannot be read: missing file, binary data, unknown format."""
+
+
+class RuleError(LogsiftError):
+    """A rule file is broken: bad TOML, a missing key, a regex that does not compile."""
+
+
+class UsageError(LogsiftError):
+    """Options that contradict each other or name something that does not exist."""

@@ -1,0 +1,202 @@
+"""Join the lines of one failure into one Event, per stream (host + unit + pid).
+
+Streams of several processes interleave (tensor-parallel ranks, other units); an event only
+ever holds lines of its own stream. Recognised shapes:
+
+- Python tracebacks, chained ones included ("The above exception was the direct cause...",
+  "During handling of the above exception..."), with an exception message that runs on over
+  several lines (torch puts the whole ninja output into "Error building extension").
+- Compiler and build output: ninja's `[1/3]`, `FAILED:`, nvcc/gcc diagnostics, `ninja: build stopped`.
+- CUDA error banners ("CUDA kernel errors might be asynchronously reported...").
+- NCCL warning bursts (consecutive `NCCL WARN`/`NCCL INFO` lines of one rank).
+- Any other line the prefilter flagged, or that systemd logged about a unit, alone.
+
+Events come out in the order of their first line, so diagnosis sees a traceback before the
+"Main process exited" that followed it, even though the traceback closes later.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Iterable, Iterator
+
+from logsift.records import Event, Record
+
+MAX_EVENT_RECORDS = 400
+IDLE = timedelta(seconds=10)
+LINE_GAP = 2000  # input lines after which an event with no news is closed
+
+_TRACEBACK = "Traceback (most recent call last)"
+_CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+_BUILD_START = re.compile(
+    r"^\[\d+/\d+\] |^FAILED: |^ninja: build stopped|^In file included from |\bfatal error: |"
+    r"^nvcc fatal|\berror: |^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+:)"
+)
+_BUILD_MORE = re.compile(
+    r"^\[\d+/\d+\] |^FAILED: |^ninja: |^In file included from |^\s+from |\berror\b|\bwarning\b|"
+    r"^\s|^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+)|^compilation terminated|"
+    r"^nvcc |^ptxas|^/bin/sh: |^/usr/bin/ld|^collect2|^\d+ errors? detected|^make(?:\[\d+\])?: |"
+    r"^gmake|^Remark|^\S*(?:nvcc|c\+\+|g\+\+|gcc|clang\+*) |^\s*\d* \|"
+)
+_BANNER = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing",
+           "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cudaError")
+# A line that starts a new log record rather than continuing an exception message.
+_NEW_RECORD = re.compile(
+    r"^(?:\[?\d{4}-\d\d-\d\d[ T]|\[?\d\d-\d\d \d\d:|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b|"
+    r"[IWEF]\d{4} \d\d:|\(\w+ pid=\d+)"
+)
+_NCCL = ("NCCL WARN", "NCCL INFO")
+
+
+@dataclass
+class _Open:
+    kind: str
+    records: list[Record] = field(default_factory=list)
+    hits: list[frozenset[int]] = field(default_factory=list)
+    state: str = "body"
+    last_index: int = 0
+
+    def add(self, record: Record, hits: frozenset[int], index: int) -> None:
+        self.records.append(record)
+        self.hits.append(hits)
+        self.last_index = index
+
+
+@dataclass(frozen=True, slots=True)
+class GroupedEvent:
+    """An Event with the prefilter's rule hits for each of its records."""
+
+    event: Event
+    hits: tuple[frozenset[int], ...]
+
+
+class Grouper:
+    """Stateful so that follow mode can feed it forever and flush on idle."""
+
+    def __init__(self, idle: timedelta = IDLE) -> None:
+        self.idle = idle
+        self.open: dict[tuple[object, ...], _Open] = {}
+        self.ready: list[tuple[int, int, GroupedEvent]] = []  # heap by first line
+        self.sequence = 0
+        self.index = 0
+
+    def feed(self, record: Record, hits: frozenset[int]) -> Iterator[GroupedEvent]:
+        self.index += 1
+        key = record.stream
+        current = self.open.get(key)
+        message = record.message
+        if current is not None and self._continues(current, message):
+            current.add(record, hits, self.index)
+            if len(current.records) >= MAX_EVENT_RECORDS:
+                self._close(key)
+        else:
+            if current is not None:
+                self._close(key)
+            kind = self._starts(record, message, hits)
+            if kind is not None:
+                opened = _Open(kind)
+                opened.add(record, hits, self.index)
+                if kind in ("line", "lifecycle"):
+                    self._emit(opened)
+                else:
+                    self.open[key] = opened
+        if self.open:
+            self._expire(record)
+        yield from self._release()
+
+    def flush(self) -> Iterator[GroupedEvent]:
+        for key in list(self.open):
+            self._close(key)
+        yield from self._release()
+
+    # -- shapes -------------------------------------------------------------------------
+
+    def _starts(self, record: Record, message: str, hits: frozenset[int]) -> str | None:
+        if record.is_systemd:
+            return "lifecycle"
+        if _TRACEBACK in message:
+            return "traceback"
+        if _NCCL[0] in message or (_NCCL[1] in message and hits):
+            return "nccl"
+        if hits and ("error" in message or "FAILED" in message) and _BUILD_START.search(message):
+            return "build"
+        if hits and any(marker in message for marker in _BANNER):
+            return "banner"
+        return "line" if hits else None
+
+    def _continues(self, current: _Open, message: str) -> bool:
+        kind = current.kind
+        if kind == "traceback":
+            return self._traceback_continues(current, message)
+        if kind == "build":
+            return bool(_BUILD_MORE.search(message)) or message == ""
+        if kind == "nccl":
+            return any(marker in message for marker in _NCCL)
+        if kind == "banner":
+            return any(marker in message for marker in _BANNER) or message.startswith("CUDA ")
+        return False
+
+    def _traceback_continues(self, current: _Open, message: str) -> bool:
+        state = current.state
+        if any(marker in message for marker in _CHAIN):
+            current.state = "chain"
+            return True
+        if state == "chain":
+            if _TRACEBACK in message:
+                current.state = "body"
+            return True
+        if state == "body":
+            if message == "" or message[:1] in (" ", "\t") or _TRACEBACK in message:
+                return True
+            current.state = "exception"  # the exception line, e.g. "RuntimeError: ..."
+            return True
+        # After the exception line: its message may go on (build output, CUDA banner).
+        if message == "":
+            return True
+        if _TRACEBACK in message or _NEW_RECORD.match(message):
+            return False
+        return bool(
+            message[:1] in (" ", "\t")
+            or _BUILD_MORE.search(message)
+            or any(marker in message for marker in _BANNER)
+        )
+
+    # -- closing and ordering -------------------------------------------------------------
+
+    def _close(self, key: tuple[object, ...]) -> None:
+        opened = self.open.pop(key)
+        # Blank lines at the end belong to nothing.
+        while len(opened.records) > 1 and opened.records[-1].message == "":
+            opened.records.pop()
+            opened.hits.pop()
+        self._emit(opened)
+
+    def _emit(self, opened: _Open) -> None:
+        event = GroupedEvent(Event(opened.kind, tuple(opened.records)), tuple(opened.hits))
+        self.sequence += 1
+        heapq.heappush(self.ready, (event.event.line, self.sequence, event))
+
+    def _expire(self, record: Record) -> None:
+        now = record.timestamp
+        for key, opened in list(self.open.items()):
+            if key == record.stream:
+                continue
+            last = opened.records[-1].timestamp
+            stale_time = now is not None and last is not None and now - last > self.idle
+            if stale_time or self.index - opened.last_index > LINE_GAP:
+                self._close(key)
+
+    def _release(self) -> Iterator[GroupedEvent]:
+        oldest_open = min((opened.records[0].line for opened in self.open.values()), default=None)
+        while self.ready and (oldest_open is None or self.ready[0][0] < oldest_open):
+            yield heapq.heappop(self.ready)[2]
+
+
+def group(items: Iterable[tuple[Record, frozenset[int]]]) -> Iterator[GroupedEvent]:
+    grouper = Grouper()
+    for record, hits in items:
+        yield from grouper.feed(record, hits)
+    yield from grouper.flush()

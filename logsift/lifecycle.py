@@ -1,0 +1,73 @@
+"""What systemd (PID 1) says about a unit's life: the run boundaries that diagnosis needs.
+
+Wordings of systemd 219 to 256: "Started X.service - Description." (newer) and
+"Started Description." (older, no unit name), "X.service: Main process exited, code=exited,
+status=1/FAILURE" (older: lowercase "main process exited"), "X.service: Failed with result
+'exit-code'." (older: "Unit X.service entered failed state." / "X.service failed.").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_UNIT = r"(?P<unit>[\w@:.\\-]+\.(?:service|scope|socket|mount|timer))"
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("exited", re.compile(_UNIT + r": [Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\S+?)\.?$")),
+    ("failed", re.compile(_UNIT + r": Failed with result '(?P<result>[^']+)'")),
+    ("failed", re.compile(r"^Unit " + _UNIT + r" entered failed state")),
+    ("failed", re.compile(r"^" + _UNIT + r" failed\.$")),
+    ("restart", re.compile(_UNIT + r": (?:Scheduled restart job|Service (?:hold-off time over|RestartSec=\S+ expired), scheduling restart)")),
+    ("deactivated", re.compile(_UNIT + r": Deactivated successfully")),
+    ("limit", re.compile(_UNIT + r": [Ss]tart request repeated too quickly")),
+    ("timeout", re.compile(_UNIT + r": [Ss]tart operation timed out")),
+    ("starting", re.compile(r"^Starting " + _UNIT + r"(?: - |\.\.\.)")),
+    ("started", re.compile(r"^Started " + _UNIT + r"(?: - |\.$)")),
+    ("stopping", re.compile(r"^Stopping " + _UNIT + r"(?: - |\.\.\.)")),
+    ("stopped", re.compile(r"^Stopped " + _UNIT + r"(?: - |\.$)")),
+    ("failed-start", re.compile(r"^Failed to start " + _UNIT + r"(?: - |\.$)")),
+    # Older systemd names only the Description: the unit is whichever this input is about.
+    ("starting", re.compile(r"^Starting (?P<description>.+?)\.\.\.$")),
+    ("started", re.compile(r"^Started (?P<description>.+?)\.$")),
+    ("stopping", re.compile(r"^Stopping (?P<description>.+?)\.\.\.$")),
+    ("stopped", re.compile(r"^Stopped (?P<description>.+?)\.$")),
+    ("failed-start", re.compile(r"^Failed to start (?P<description>.+?)\.$")),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Lifecycle:
+    """One lifecycle line: `what` happened to `unit` (None when only a description was given)."""
+
+    what: str
+    unit: str | None
+    description: str | None = None
+    code: str | None = None
+    status: str | None = None
+    result: str | None = None
+
+    @property
+    def exit(self) -> str | None:
+        return f"status={self.status}" if self.status else None
+
+    @property
+    def success(self) -> bool:
+        return self.code == "exited" and (self.status or "").split("/")[0] == "0"
+
+
+def parse(message: str) -> Lifecycle | None:
+    for what, pattern in _PATTERNS:
+        if what.startswith(("start", "stop", "failed-start")) and not message[:1] in "SF":
+            continue
+        match = pattern.search(message)
+        if match:
+            groups = match.groupdict()
+            return Lifecycle(
+                what=what,
+                unit=groups.get("unit"),
+                description=groups.get("description"),
+                code=groups.get("code"),
+                status=groups.get("status"),
+                result=groups.get("result"),
+            )
+    return None

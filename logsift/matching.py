@@ -1,0 +1,113 @@
+"""Rules against events: the prefilter picks candidate lines, then the rule regexes run.
+
+A rule gives at most one finding per event: its earliest matching line (the first error is
+the closest to the cause). `[[context]]` regexes give facts (values seen elsewhere in the run)
+that diagnosis uses to fill in the root cause's explanation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+from logsift.grouping import GroupedEvent
+from logsift.prefilter import Prefilter, build_prefilter
+from logsift.records import Finding, Record
+from logsift.rules import Rule, RuleSet
+
+REGEX_TIMEOUT = 0.25  # seconds per line: a pathological regex must not stall the stream
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A value a `[[context]]` regex found, for the rule that asked for it."""
+
+    rule_id: str
+    line: int
+    text: str
+    fields: dict[str, str]
+
+
+@dataclass
+class Matched:
+    event: GroupedEvent
+    findings: list[Finding]
+    facts: list[Fact]
+
+
+class Matcher:
+    def __init__(self, rules: RuleSet, engine: str = "auto") -> None:
+        self.rules = rules
+        # Owner ids: 2*i for rule i's [[match]] literals, 2*i+1 for its [[context]] literals.
+        pairs: list[tuple[str, int]] = []
+        for number, rule in enumerate(rules.rules):
+            for pattern in rule.matches:
+                pairs.extend((literal, 2 * number) for literal in pattern.literals)
+            for pattern in rule.context:
+                pairs.extend((literal, 2 * number + 1) for literal in pattern.literals)
+        self.prefilter: Prefilter = build_prefilter(pairs, engine)
+        self.timeouts = 0
+
+    def scan(self, records: Sequence[Record]) -> list[frozenset[int]]:
+        return self.prefilter.scan([record.message for record in records])
+
+    def annotate(self, records: Iterable[Record], batch: int = 2048) -> Iterator[tuple[Record, frozenset[int]]]:
+        """Pair each record with its prefilter hits, scanning `batch` records at a time."""
+        pending: list[Record] = []
+        for record in records:
+            pending.append(record)
+            if len(pending) >= batch:
+                yield from zip(pending, self.scan(pending))
+                pending = []
+        if pending:
+            yield from zip(pending, self.scan(pending))
+
+    def match(self, grouped: GroupedEvent) -> Matched:
+        findings: dict[str, Finding] = {}
+        facts: list[Fact] = []
+        event = grouped.event
+        for record, hits in zip(event.records, grouped.hits):
+            if not hits:
+                continue
+            lines = record.message.split("\n") if record.lines > 1 or "\n" in record.message else [record.message]
+            for owner in sorted(hits):
+                rule = self.rules.rules[owner // 2]
+                if owner % 2 == 0:
+                    if rule.id in findings:
+                        continue
+                    found = self._search(rule, rule.matches, lines, record)
+                    if found is not None:
+                        line, text, fields = found
+                        findings[rule.id] = Finding(
+                            rule_id=rule.id,
+                            severity=rule.severity,
+                            priority=rule.priority,
+                            line=line,
+                            text=text,
+                            event=event,
+                            fields=fields,
+                        )
+                else:
+                    found = self._search(rule, rule.context, lines, record)
+                    if found is not None:
+                        facts.append(Fact(rule.id, found[0], found[1], found[2]))
+        ordered = sorted(findings.values(), key=lambda finding: (finding.line, -finding.priority))
+        return Matched(grouped, ordered, facts)
+
+    def _search(
+        self, rule: Rule, patterns: Sequence[object], lines: list[str], record: Record
+    ) -> tuple[int, str, dict[str, str]] | None:
+        for offset, text in enumerate(lines):
+            for pattern in patterns:
+                lowered = text.lower()
+                if not any(literal in lowered for literal in pattern.literals):  # type: ignore[attr-defined]
+                    continue
+                try:
+                    match = pattern.compiled.search(text, timeout=REGEX_TIMEOUT)  # type: ignore[attr-defined]
+                except TimeoutError:
+                    self.timeouts += 1
+                    continue
+                if match is not None:
+                    fields = {key: value for key, value in match.groupdict().items() if value}
+                    return record.line + offset, text, fields
+        return None

@@ -1,0 +1,53 @@
+"""Bounded line splitting for untrusted byte streams.
+
+Reads fixed-size chunks, so memory stays bounded whatever the input: a line longer than
+`max_line` is cut there, marked, and the rest of it skipped. Invalid UTF-8 is replaced, not fatal.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO, Iterator
+
+CHUNK = 1 << 20
+MAX_LINE = 1 << 20
+TRUNCATED = " [logsift: line truncated, {0} bytes dropped]"
+
+
+def iter_lines(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) -> Iterator[str]:
+    """Yield decoded lines without their line ending (LF or CRLF)."""
+    carry = b""
+    dropped = 0  # > 0 while skipping the rest of an overlong line
+    while True:
+        data = stream.read(chunk)
+        if not data:
+            break
+        if dropped:
+            cut = data.find(b"\n")
+            if cut < 0:
+                dropped += len(data)
+                continue
+            yield _decode(carry) + TRUNCATED.format(dropped + cut)
+            carry, dropped, data = b"", 0, data[cut + 1 :]
+        data = carry + data if carry else data
+        end = data.rfind(b"\n")
+        if end < 0:
+            carry = data
+        else:
+            carry = data[end + 1 :]
+            for line in data[:end].decode("utf-8", "replace").split("\n"):
+                if len(line) > max_line:
+                    yield line[:max_line] + TRUNCATED.format(len(line) - max_line)
+                else:
+                    yield line[:-1] if line.endswith("\r") else line
+        if len(carry) > max_line:
+            dropped = len(carry) - max_line
+            carry = carry[:max_line]
+    if dropped:
+        yield _decode(carry) + TRUNCATED.format(dropped)
+    elif carry:
+        yield _decode(carry)
+
+
+def _decode(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    return text[:-1] if text.endswith("\r") else text

@@ -1,0 +1,170 @@
+"""journalctl's text formats (short, short-iso, short-precise, short-full, short-unix,
+short-monotonic, with-unit), `cat`, and plain application logs, line by line.
+
+Each line is tried against the journal prefix of the format seen last, then the others, so a
+paste where journal lines and plain lines alternate still reads. A line with no prefix that is
+indented right after a journal entry is a continuation line of that entry's multi-line MESSAGE.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Iterable, Iterator
+
+from logsift.records import Record
+from logsift.sanitize import strip_ansi
+
+_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_TAIL = r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
+
+# Order matters only for speed: the format that matched last is tried first.
+PREFIXES: dict[str, re.Pattern[str]] = {
+    "short-iso": re.compile(
+        r"^(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)" + _TAIL
+    ),
+    "short": re.compile(
+        r"^(?P<mon>[A-Z][a-z]{2}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d+)?" + _TAIL
+    ),
+    "short-full": re.compile(
+        r"^[A-Z][a-z]{2} (?P<full>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<tz>[A-Za-z+\-\d]+)"
+        + _TAIL
+    ),
+    "short-unix": re.compile(r"^(?P<unix>\d{9,11}\.\d{1,9})" + _TAIL),
+    "short-monotonic": re.compile(r"^\[\s*(?P<mono>\d+\.\d+)\]" + _TAIL),
+}
+_MARKER = re.compile(r"^-- (?:Boot (?P<boot>[0-9a-f]{32})|No entries|Reboot|Logs begin at |Journal begins at )")
+# Plain-log prefixes that name a process: docker compose, Ray workers.
+_COMPOSE = re.compile(r"^(?P<ident>[A-Za-z0-9][\w.-]*)\s+\| ?(?P<msg>.*)$")
+_RAY = re.compile(r"^\((?P<ident>[\w:.-]+) pid=(?P<pid>\d+)(?:, ip=[\d.]+)?\) (?P<msg>.*)$")
+_UNIT_SUFFIX = (".service", ".scope", ".socket", ".timer", ".mount", ".slice", ".target")
+
+
+class TextReader:
+    """Turns lines into Records; one instance per input, because it keeps a little state."""
+
+    def __init__(self, source: str = "-", year: int | None = None) -> None:
+        self.source = source
+        now = datetime.now().astimezone()
+        self.year = year or now.year
+        self.month = now.month if year is None else 12
+        self.order = list(PREFIXES.items())
+        self.boot: str | None = None
+        self.local = now.tzinfo
+
+    def read(self, lines: Iterable[str], first_line: int = 1) -> Iterator[Record]:
+        pending: Record | None = None
+        continuation: list[str] = []
+        number = first_line - 1
+        for raw in lines:
+            number += 1
+            line = strip_ansi(raw) if "\x1b" in raw else raw
+            if pending is not None and line[:1] in (" ", "\t") and not self._prefix(line):
+                continuation.append(line)
+                continue
+            if pending is not None:
+                yield self._finish(pending, continuation)
+                pending, continuation = None, []
+            if line.startswith("-- "):
+                marker = _MARKER.match(line)
+                if marker:
+                    if marker.group("boot"):
+                        self.boot = marker.group("boot")
+                    continue
+            match = self._prefix(line)
+            if match is not None:
+                pending = self._journal(match, number)
+            else:
+                yield self._plain(line, number)
+        if pending is not None:
+            yield self._finish(pending, continuation)
+
+    def _prefix(self, line: str) -> re.Match[str] | None:
+        for index, (name, pattern) in enumerate(self.order):
+            match = pattern.match(line)
+            if match is not None:
+                if index:
+                    self.order.insert(0, self.order.pop(index))
+                return match
+        return None
+
+    def _finish(self, record: Record, continuation: list[str]) -> Record:
+        if not continuation:
+            return record
+        width = len(continuation[0]) - len(continuation[0].lstrip(" "))
+        body = [line[width:] if line[:width].isspace() else line.lstrip() for line in continuation]
+        return Record(
+            line=record.line,
+            message="\n".join([record.message, *body]),
+            timestamp=record.timestamp,
+            host=record.host,
+            unit=record.unit,
+            identifier=record.identifier,
+            pid=record.pid,
+            boot=record.boot,
+            source=record.source,
+            lines=1 + len(continuation),
+        )
+
+    def _journal(self, match: re.Match[str], number: int) -> Record:
+        ident = match.group("ident")
+        pid = int(match.group("pid")) if match.group("pid") else None
+        unit = None
+        if ident.endswith(_UNIT_SUFFIX):  # with-unit: the unit stands where the identifier would
+            unit = ident
+            ident = "systemd" if ident == "init.scope" else ident.rsplit(".", 1)[0]
+        return Record(
+            line=number,
+            message=match.group("msg"),
+            timestamp=self._timestamp(match),
+            host=match.group("host"),
+            unit=unit,
+            identifier=ident,
+            pid=pid,
+            boot=self.boot,
+            source=self.source,
+        )
+
+    def _plain(self, line: str, number: int) -> Record:
+        ident: str | None = None
+        pid: int | None = None
+        message = line
+        if line[:1] == "(":
+            ray = _RAY.match(line)
+            if ray:
+                ident, pid, message = ray.group("ident"), int(ray.group("pid")), ray.group("msg")
+        elif "|" in line[:64]:
+            compose = _COMPOSE.match(line)
+            if compose:
+                ident, message = compose.group("ident"), compose.group("msg")
+        return Record(line=number, message=message, identifier=ident, pid=pid, boot=self.boot, source=self.source)
+
+    def _timestamp(self, match: re.Match[str]) -> datetime | None:
+        groups = match.groupdict()
+        try:
+            if groups.get("iso"):
+                text = groups["iso"].replace(",", ".")
+                if text.endswith("Z"):
+                    text = text[:-1] + "+00:00"
+                stamp = datetime.fromisoformat(text)
+                return stamp if stamp.tzinfo else stamp.replace(tzinfo=self.local)
+            if groups.get("mon"):
+                month = _MONTHS.get(groups["mon"])
+                if month is None:
+                    return None
+                year = self.year if month <= self.month else self.year - 1
+                hour, minute, second = (int(part) for part in groups["hms"].split(":"))
+                micro = int((groups.get("frac") or ".0")[1:].ljust(6, "0")[:6])
+                return datetime(year, month, int(groups["day"]), hour, minute, second, micro, tzinfo=self.local)
+            if groups.get("full"):
+                stamp = datetime.fromisoformat(groups["full"])
+                tz = groups.get("tz") or ""
+                return stamp.replace(tzinfo=timezone.utc if tz in ("UTC", "GMT") else self.local)
+            if groups.get("unix"):
+                return datetime.fromtimestamp(float(groups["unix"]), tz=timezone.utc)
+            if groups.get("mono"):
+                # Seconds since boot: only differences mean anything, which is all runs need.
+                return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=float(groups["mono"]))
+        except ValueError:
+            return None
+        return None

@@ -1,0 +1,189 @@
+"""The values that flow between stages: Record -> Event -> Finding -> Run -> Incident.
+
+All are frozen, slotted dataclasses; stages are functions over iterators of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import IntEnum
+from typing import Mapping
+
+
+class Severity(IntEnum):
+    """Ordered so that `max()` picks the worst; names are what rule files and JSON use."""
+
+    INFO = 10
+    WARNING = 20
+    ERROR = 30
+    CRITICAL = 40
+
+    @classmethod
+    def parse(cls, name: str) -> Severity:
+        return cls[name.strip().upper()]
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One journal entry (or one line of a plain log), as a reader understood it.
+
+    `line` is the 1-based number of the entry's first line in the input as given;
+    `lines` how many input lines the entry spans (continuation lines of a multi-line MESSAGE).
+    """
+
+    line: int
+    message: str
+    timestamp: datetime | None = None
+    host: str | None = None
+    unit: str | None = None
+    identifier: str | None = None
+    pid: int | None = None
+    priority: int | None = None
+    cursor: str | None = None
+    invocation: str | None = None
+    boot: str | None = None
+    source: str = "-"
+    lines: int = 1
+    fields: Mapping[str, str] | None = None
+
+    @property
+    def stream(self) -> tuple[str | None, str | None, int | None]:
+        """Lines of one process: grouping never joins lines of different streams."""
+        return (self.host, self.unit or self.identifier, self.pid)
+
+    @property
+    def is_systemd(self) -> bool:
+        """A line that PID 1 (systemd) logged about a unit: lifecycle evidence for runs."""
+        return self.identifier == "systemd" and self.pid in (1, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Lines of one stream that belong to one happening: a traceback, a build, a banner, a line."""
+
+    kind: str
+    records: tuple[Record, ...]
+
+    @property
+    def first(self) -> Record:
+        return self.records[0]
+
+    @property
+    def last(self) -> Record:
+        return self.records[-1]
+
+    @property
+    def line(self) -> int:
+        return self.records[0].line
+
+    @property
+    def text(self) -> str:
+        return "\n".join(record.message for record in self.records)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule (or the model) recognised a failure class in one line of an event."""
+
+    rule_id: str
+    severity: Severity
+    priority: int
+    line: int
+    text: str
+    event: Event
+    fields: Mapping[str, str] = field(default_factory=dict)
+    source: str = "rule"
+    confidence: float = 1.0
+    # Other lines that supplied values for `fields` ([[context]] regexes): (line, text).
+    context: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def record(self) -> Record:
+        for record in self.event.records:
+            if record.line <= self.line < record.line + record.lines:
+                return record
+        return self.event.first
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One start of a unit, from systemd's "Started" (or the first line seen) to its end."""
+
+    host: str | None
+    unit: str | None
+    started: datetime | None
+    ended: datetime | None
+    first_line: int
+    last_line: int
+    outcome: str  # "failed", "healthy", "running", "stopped"
+    exit: str | None
+    result: str | None
+    findings: tuple[Finding, ...]
+    root_cause: Finding | None
+    symptoms: tuple[Finding, ...]
+    invocation: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == "failed"
+
+    @property
+    def time_to_failure(self) -> float | None:
+        if self.started is None or self.ended is None or not self.failed:
+            return None
+        return (self.ended - self.started).total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """Consecutive failed runs of one unit; resolved when a later run came up healthy."""
+
+    host: str | None
+    unit: str | None
+    runs: tuple[Run, ...]
+    resolved: bool
+    resolved_at: datetime | None = None
+
+    @property
+    def failed_runs(self) -> tuple[Run, ...]:
+        return tuple(run for run in self.runs if run.failed)
+
+    @property
+    def root_cause(self) -> Finding | None:
+        for run in reversed(self.failed_runs):
+            if run.root_cause is not None:
+                return run.root_cause
+        return None
+
+    @property
+    def severity(self) -> Severity:
+        causes = [run.root_cause.severity for run in self.failed_runs if run.root_cause]
+        return max(causes, default=Severity.ERROR)
+
+    @property
+    def first_seen(self) -> datetime | None:
+        return self.runs[0].started or _first_time(self.runs[0])
+
+    @property
+    def last_seen(self) -> datetime | None:
+        last = self.failed_runs[-1] if self.failed_runs else self.runs[-1]
+        return last.ended or _last_time(last)
+
+
+def _first_time(run: Run) -> datetime | None:
+    for finding in run.findings:
+        if finding.event.first.timestamp is not None:
+            return finding.event.first.timestamp
+    return None
+
+
+def _last_time(run: Run) -> datetime | None:
+    for finding in reversed(run.findings):
+        if finding.event.last.timestamp is not None:
+            return finding.event.last.timestamp
+    return None

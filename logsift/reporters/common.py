@@ -1,0 +1,94 @@
+"""What every reporter says about a finding, run and incident: one place, so formats agree."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from logsift.records import Finding, Incident, Run
+from logsift.rules import Rule, RuleSet
+from logsift.sanitize import redact
+
+# Evidence text is cut so that one huge line cannot flood a report.
+MAX_TEXT = 500
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def timestamp(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def fields_for(finding: Finding, unit: str | None) -> dict[str, str]:
+    fields = {"unit": unit} if unit else {}
+    fields.update(finding.fields)
+    return {key: redact(value) for key, value in fields.items()}
+
+
+def describe(finding: Finding, rules: RuleSet, unit: str | None) -> dict[str, Any]:
+    """The JSON contract's root_cause object (text not yet made terminal-safe)."""
+    rule: Rule | None = rules.by_id.get(finding.rule_id)
+    fields = fields_for(finding, unit)
+    evidence = [{"line": finding.line, "text": clip(redact(finding.text))}]
+    source = finding.record.source
+    evidence.extend({"line": line, "text": clip(redact(text))} for line, text in finding.context)
+    if source != "-":
+        for item in evidence:
+            item["source"] = source
+    described: dict[str, Any] = {
+        "class": finding.rule_id,
+        "title": rule.render(rule.title, fields) if rule else finding.rule_id,
+        "severity": finding.severity.label,
+        "source": finding.source,
+        "confidence": round(finding.confidence, 3),
+        "evidence": evidence,
+        "fields": {key: value for key, value in fields.items() if key in finding.fields},
+        "explanation": rule.render(rule.explanation, fields) if rule else "",
+        "remediation": [rule.render(text, fields) for text in rule.remediation] if rule else [],
+        "avoid": [rule.render(text, fields) for text in rule.avoid] if rule else [],
+        "references": list(rule.references) if rule else [],
+    }
+    if finding.source == "model":
+        described["suggestion"] = True
+    return described
+
+
+def symptom(finding: Finding) -> dict[str, Any]:
+    return {"class": finding.rule_id, "line": finding.line, "text": clip(redact(finding.text))}
+
+
+def run_dict(run: Run, rules: RuleSet) -> dict[str, Any]:
+    ttf = run.time_to_failure
+    return {
+        "started": timestamp(run.started),
+        "ended": timestamp(run.ended),
+        "outcome": run.outcome,
+        "exit": run.exit,
+        "result": run.result,
+        "time_to_failure_s": round(ttf, 3) if ttf is not None else None,
+        "first_line": run.first_line,
+        "last_line": run.last_line,
+        "invocation": run.invocation,
+        "root_cause": describe(run.root_cause, rules, run.unit) if run.root_cause else None,
+        "symptoms": [symptom(finding) for finding in run.symptoms],
+    }
+
+
+def incident_dict(incident: Incident, rules: RuleSet) -> dict[str, Any]:
+    root = incident.root_cause
+    last_failed = incident.failed_runs[-1] if incident.failed_runs else None
+    return {
+        "unit": incident.unit,
+        "host": incident.host,
+        "first_seen": timestamp(incident.first_seen),
+        "last_seen": timestamp(incident.last_seen),
+        "resolved": incident.resolved,
+        "resolved_at": timestamp(incident.resolved_at),
+        "severity": incident.severity.label,
+        "failed_runs": len(incident.failed_runs),
+        "runs": [run_dict(run, rules) for run in incident.runs],
+        "root_cause": describe(root, rules, incident.unit) if root else None,
+        "symptoms": [symptom(finding) for finding in last_failed.symptoms] if last_failed else [],
+    }

@@ -1,0 +1,129 @@
+"""The report a person reads at 3 a.m.: per incident, what failed, which line is the cause,
+what it means here, what to do and what not to do; then a summary table.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import datetime
+from typing import TextIO
+
+import click
+from tabulate import tabulate
+
+from logsift.pipeline import Analysis
+from logsift.records import Incident, Run
+from logsift.reporters.common import describe
+from logsift.reporters.table import HEADERS, rows
+from logsift.sanitize import safe
+
+WIDTH = 100
+
+
+class _Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, **style: object) -> str:
+        return click.style(text, **style) if self.color else text  # type: ignore[arg-type]
+
+
+def _clock(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "?"
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    lines: list[str] = []
+    for paragraph in text.split("\n\n"):
+        flat = " ".join(paragraph.split())
+        if flat:
+            lines.extend(textwrap.wrap(flat, WIDTH, initial_indent=indent, subsequent_indent=indent))
+    return lines
+
+
+def _run_line(number: int, run: Run) -> str:
+    started = _clock(run.started) if run.started else f"line {run.first_line}"
+    if run.failed:
+        ttf = run.time_to_failure
+        after = f" after {ttf:.0f}s" if ttf is not None else ""
+        exit_text = f" ({run.exit or run.result})" if (run.exit or run.result) else ""
+        cause = run.root_cause.rule_id if run.root_cause else "cause not found"
+        where = f" line {run.root_cause.line}" if run.root_cause else ""
+        return f"  run {number}  {started}  failed{after}{exit_text}: {cause}{where}"
+    return f"  run {number}  {started}  {run.outcome}"
+
+
+def _incident(number: int, incident: Incident, analysis: Analysis, style: _Style) -> list[str]:
+    out: list[str] = []
+    unit = safe(incident.unit or "(unit unknown)")
+    host = f" on {safe(incident.host)}" if incident.host else ""
+    failed = len(incident.failed_runs)
+    if incident.resolved:
+        state = style(f"RESOLVED at {_clock(incident.resolved_at)}", fg="green", bold=True)
+    else:
+        state = style("UNRESOLVED", fg="red", bold=True)
+    title = f"Incident {number}: {unit}{host}, {failed} failed run{'s' if failed != 1 else ''}, "
+    out.append(style(title, bold=True) + state)
+    out.append(f"  {_clock(incident.first_seen)} -> {_clock(incident.last_seen)}")
+    if len(incident.runs) > 1:
+        out.extend(_run_line(index, run) for index, run in enumerate(incident.runs, 1))
+    root = incident.root_cause
+    out.append("")
+    if root is None:
+        out.append("  Root cause: not found in these lines; read the whole run (journalctl -u UNIT -b).")
+        return out
+    described = describe(root, analysis.rules, incident.unit)
+    which = "" if len(incident.failed_runs) == 1 else " (latest failed run)"
+    severity = style(described["severity"].upper(), fg="red" if described["severity"] == "critical" else "yellow", bold=True)
+    out.append(f"  {style('Root cause' + which, bold=True)}: {safe(described['title'])}  [{described['class']}, {severity}]")
+    for item in described["evidence"]:
+        out.append(f"    {style(str(item['line']).rjust(6), fg='cyan')} | {safe(item['text'])}")
+    out.append("")
+    out.append("  " + style("What it means", bold=True))
+    out.extend(_wrap(safe(described["explanation"]), "    "))
+    if described["remediation"]:
+        out.append("")
+        out.append("  " + style("What to do", bold=True))
+        for index, step in enumerate(described["remediation"], 1):
+            wrapped = _wrap(safe(step), "       ")
+            out.append(f"    {index}. {wrapped[0].strip()}" if wrapped else f"    {index}.")
+            out.extend(wrapped[1:])
+    if described["avoid"]:
+        out.append("")
+        out.append("  " + style("Avoid", bold=True, fg="yellow"))
+        for step in described["avoid"]:
+            wrapped = _wrap(safe(step), "      ")
+            out.append(f"    - {wrapped[0].strip()}" if wrapped else "    -")
+            out.extend(wrapped[1:])
+    last = incident.failed_runs[-1]
+    if last.symptoms:
+        listed = ", ".join(f"{finding.rule_id} (line {finding.line})" for finding in last.symptoms[:6])
+        out.append("")
+        out.extend(_wrap(f"Symptoms, not causes: {listed}", "  "))
+    return out
+
+
+def render(analysis: Analysis, out: TextIO, color: bool = False) -> None:
+    style = _Style(color)
+    diagnosis = analysis.diagnosis
+    lines: list[str] = []
+    for number, incident in enumerate(diagnosis.incidents, 1):
+        lines.extend(_incident(number, incident, analysis, style))
+        lines.append("")
+    if diagnosis.findings:
+        lines.append(style("Findings that did not stop a service", bold=True))
+        for finding in diagnosis.findings[:20]:
+            lines.append(f"  line {finding.line}: {finding.rule_id}: {safe(finding.text)[:WIDTH]}")
+        lines.append("")
+    table = rows(analysis)
+    if table:
+        lines.append(tabulate(table, headers=HEADERS, tablefmt="simple"))
+    counts = analysis.counts
+    summary = (
+        f"{counts.lines} lines, {counts.events} events, {len(diagnosis.runs)} runs, "
+        f"{len(diagnosis.incidents)} incident{'s' if len(diagnosis.incidents) != 1 else ''}"
+    )
+    if not diagnosis.incidents:
+        summary = style("No incidents. ", fg="green", bold=True) + summary
+    lines.append(summary)
+    out.write("\n".join(lines) + "\n")

@@ -1,0 +1,306 @@
+"""Rule files: one failure class per TOML file under `patterns/<area>/<name>.toml`.
+
+The id is taken from the path (`area.name`). A rule has a title, severity, priority, `[[match]]`
+regexes with named captures, optional `[[context]]` regexes that pick up values elsewhere in the
+same run (the nvcc version, CUDA_HOME), `explains` (classes it causes), and text for people:
+explanation and remediation templates that use the captures, `avoid`, references.
+See ARCHITECTURE.md for the full format and the priority bands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import string
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import regex
+
+from logsift.exceptions import RuleError
+from logsift.literals import required_literals
+from logsift.records import Severity
+
+SIGNALS = ("ready",)
+_KEYS = {
+    "title", "severity", "priority", "explains", "explanation", "remediation", "avoid",
+    "references", "match", "context", "defaults", "signal", "tags", "versions", "description",
+}
+_REQUIRED = ("title", "severity", "priority", "match", "explanation")
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One `[[match]]` or `[[context]]` entry: a regex and the literals that must occur for it."""
+
+    index: int
+    source: str
+    compiled: Any
+    literals: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    path: Path
+    title: str
+    severity: Severity
+    priority: int
+    matches: tuple[Pattern, ...]
+    context: tuple[Pattern, ...] = ()
+    explains: tuple[str, ...] = ()
+    explanation: str = ""
+    remediation: tuple[str, ...] = ()
+    avoid: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    signal: str | None = None
+    tags: tuple[str, ...] = ()
+    versions: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def area(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def sample_path(self) -> Path:
+        return self.path.with_suffix(".log")
+
+    @cached_property
+    def captures(self) -> frozenset[str]:
+        names: set[str] = set()
+        for pattern in (*self.matches, *self.context):
+            names.update(pattern.compiled.groupindex)
+        return frozenset(names)
+
+    def render(self, template: str, fields: Mapping[str, str]) -> str:
+        return _Template(fields, self.defaults).format(template)
+
+    def texts(self) -> Iterable[tuple[str, str]]:
+        """(where, template) for every text that may use captures; for checks."""
+        yield "title", self.title
+        yield "explanation", self.explanation
+        for index, text in enumerate(self.remediation):
+            yield f"remediation[{index}]", text
+        for index, text in enumerate(self.avoid):
+            yield f"avoid[{index}]", text
+
+
+class _Template(string.Formatter):
+    """str.format over captures, then defaults; a value nobody captured reads as a phrase."""
+
+    def __init__(self, fields: Mapping[str, str], defaults: Mapping[str, str]) -> None:
+        self.fields = fields
+        self.defaults = defaults
+
+    def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
+        name = str(key)
+        value = self.fields.get(name) or self.defaults.get(name)
+        return value if value else f"<{name} not in the log>"
+
+
+def template_names(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    rules: tuple[Rule, ...]
+
+    @cached_property
+    def by_id(self) -> dict[str, Rule]:
+        return {rule.id: rule for rule in self.rules}
+
+    @cached_property
+    def digest(self) -> str:
+        """Changes whenever any rule or sample file changes: keys caches of derived data."""
+        hasher = hashlib.sha256()
+        for rule in self.rules:
+            hasher.update(rule.path.read_bytes())
+            if rule.sample_path.exists():
+                hasher.update(rule.sample_path.read_bytes())
+        return hasher.hexdigest()[:16]
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def without(self, ids: Iterable[str]) -> RuleSet:
+        drop = set(ids)
+        return RuleSet(tuple(rule for rule in self.rules if rule.id not in drop))
+
+
+def default_pattern_dirs() -> list[Path]:
+    """The bundled library: the checkout's `patterns/`, or the copy installed with the package."""
+    env = os.environ.get("LOGSIFT_PATTERNS")
+    if env:
+        return [Path(part) for part in env.split(os.pathsep) if part]
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "patterns", here / "patterns"):
+        if candidate.is_dir():
+            return [candidate]
+    return []
+
+
+def load_rules(directories: Iterable[Path] | None = None, extra: Iterable[Path] = ()) -> RuleSet:
+    """Every `*.toml` under the directories; a later directory's rule replaces an earlier id."""
+    found: dict[str, Rule] = {}
+    for directory in [*(directories if directories is not None else default_pattern_dirs()), *extra]:
+        if not directory.is_dir():
+            raise RuleError("rule directory does not exist", str(directory))
+        for path in sorted(directory.rglob("*.toml")):
+            relative = path.relative_to(directory)
+            if len(relative.parts) != 2:
+                raise RuleError("rule files live at <area>/<name>.toml", str(path))
+            rule = load_rule(path, f"{relative.parts[0]}.{path.stem}")
+            found[rule.id] = rule
+    rules = tuple(sorted(found.values(), key=lambda rule: (-rule.priority, rule.id)))
+    for rule in rules:
+        for other in rule.explains:
+            if other not in found:
+                raise RuleError(f"explains unknown class {other!r}", _where(rule.path, "explains"))
+    return RuleSet(rules)
+
+
+def load_rule(path: Path, rule_id: str) -> Rule:
+    text = _read(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RuleError(f"invalid TOML: {error}", str(path)) from None
+    for key in _REQUIRED:
+        if key not in data:
+            raise RuleError(f"missing required key {key!r}", str(path))
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise RuleError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})", _where(path, unknown[0], text))
+    try:
+        severity = Severity.parse(str(data["severity"]))
+    except KeyError:
+        raise RuleError(
+            f"severity {data['severity']!r} is not one of info, warning, error, critical",
+            _where(path, "severity", text),
+        ) from None
+    priority = data["priority"]
+    if not isinstance(priority, int) or not 0 <= priority <= 100:
+        raise RuleError("priority must be an integer from 0 to 100", _where(path, "priority", text))
+    signal = data.get("signal")
+    if signal is not None and signal not in SIGNALS:
+        raise RuleError(f"signal must be one of {', '.join(SIGNALS)}", _where(path, "signal", text))
+    matches = _patterns(path, text, data["match"], "match")
+    if not matches:
+        raise RuleError("a rule needs at least one [[match]]", str(path))
+    rule = Rule(
+        id=rule_id,
+        path=path,
+        title=_string(path, text, data, "title"),
+        severity=severity,
+        priority=priority,
+        matches=matches,
+        context=_patterns(path, text, data.get("context", []), "context"),
+        explains=_strings(path, text, data, "explains"),
+        explanation=_string(path, text, data, "explanation").strip(),
+        remediation=_strings(path, text, data, "remediation"),
+        avoid=_strings(path, text, data, "avoid"),
+        references=_strings(path, text, data, "references"),
+        defaults={str(key): str(value) for key, value in data.get("defaults", {}).items()},
+        signal=signal,
+        tags=_strings(path, text, data, "tags"),
+        versions={str(key): str(value) for key, value in data.get("versions", {}).items()},
+    )
+    for where, template in rule.texts():
+        try:
+            names = template_names(template)
+        except ValueError as error:
+            raise RuleError(f"{where}: bad template: {error}", _where(path, where.split("[")[0], text)) from None
+        missing = sorted(names - rule.captures - set(rule.defaults))
+        if missing:
+            raise RuleError(
+                f"{where} uses {{{missing[0]}}}, which no regex captures and [defaults] lacks",
+                _where(path, where.split("[")[0], text),
+            )
+    return rule
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise RuleError(f"not UTF-8 (byte {error.start})", str(path)) from None
+    except OSError as error:
+        raise RuleError(error.strerror or str(error), str(path)) from None
+
+
+def _patterns(path: Path, text: str, entries: Any, kind: str) -> tuple[Pattern, ...]:
+    if not isinstance(entries, list):
+        raise RuleError(f"{kind} must be an array of tables ([[{kind}]])", _where(path, kind, text))
+    patterns = []
+    search_from = 0
+    for index, entry in enumerate(entries):
+        line = _line_of(text, "regex", search_from)
+        search_from = _offset_of_line(text, line)
+        where = f"{path}:{line}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("regex"), str):
+            raise RuleError(f"[[{kind}]] #{index + 1} needs a regex string", where)
+        source = entry["regex"]
+        try:
+            compiled = regex.compile(source, regex.VERSION0)
+        except regex.error as error:
+            raise RuleError(f"regex does not compile: {error}", where) from None
+        given = entry.get("literals")
+        if given is not None:
+            if not isinstance(given, list) or not all(isinstance(item, str) and len(item) >= 3 for item in given):
+                raise RuleError("literals must be a list of strings of 3 or more characters", where)
+            literals = tuple(item.lower() for item in given)
+        else:
+            derived = required_literals(source)
+            if not derived:
+                raise RuleError(
+                    "no literal text of 3+ characters is required by this regex, so the "
+                    "prefilter cannot select lines for it; add literals = [...]",
+                    where,
+                )
+            literals = tuple(derived)
+        patterns.append(Pattern(index=index, source=source, compiled=compiled, literals=literals, line=line))
+    return tuple(patterns)
+
+
+def _string(path: Path, text: str, data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise RuleError(f"{key} must be a string", _where(path, key, text))
+    return value
+
+
+def _strings(path: Path, text: str, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise RuleError(f"{key} must be a list of strings", _where(path, key, text))
+    return tuple(value)
+
+
+def _line_of(text: str, key: str, start: int = 0) -> int:
+    for number, line in enumerate(text[start:].splitlines(), text[:start].count("\n") + 1):
+        stripped = line.lstrip()
+        if stripped.startswith(key) and stripped[len(key) :].lstrip().startswith("="):
+            return number
+    return 1
+
+
+def _offset_of_line(text: str, line: int) -> int:
+    offset = 0
+    for _ in range(line):
+        found = text.find("\n", offset)
+        if found < 0:
+            return len(text)
+        offset = found + 1
+    return offset
+
+
+def _where(path: Path, key: str, text: str | None = None) -> str:
+    if text is None:
+        text = _read(path)
+    return f"{path}:{_line_of(text, key)}"

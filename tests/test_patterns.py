@@ -1,0 +1,22 @@
+"""Every rule proves itself on its annotated samples (fail2ban/semgrep style)."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsift.matching import Matcher
+from logsift.rules import load_rules
+from logsift.samples import check_rule
+
+RULES = load_rules()
+MATCHER = Matcher(RULES)
+
+
+@pytest.mark.parametrize("rule_id", sorted(RULES.by_id))
+def test_rule_samples(rule_id: str) -> None:
+    problems = check_rule(RULES.by_id[rule_id], RULES, MATCHER)
+    assert not problems, "\n".join(map(str, problems))
+
+
+def test_library_is_not_empty() -> None:
+    assert len(RULES) >= 9
