@@ -43,6 +43,7 @@ class _Run:
     stopping: bool = False
     closed: bool = False
     pids: set[int] = field(default_factory=set)
+    opened_by: str = "implicit"  # or the lifecycle line that opened it: "starting", "started"
 
     def touch(self, record: Record) -> None:
         self.last_line = max(self.last_line, record.line + record.lines - 1)
@@ -160,16 +161,20 @@ class Diagnoser:
         last = runs[-1] if runs else None
         what = parsed.what
         if what in ("starting", "started"):
-            fresh = last is not None and not last.closed and what == "started" and last.exit is None and last.started is not None
-            if not fresh:
+            # "Started" confirms the run that "Starting" opened; anything else opens a new run.
+            confirms = (
+                last is not None and what == "started" and last.opened_by == "starting"
+                and not last.closed and last.exit is None
+            )
+            if last is None or not confirms:
                 if last is not None and not last.closed:
                     self._close(last)
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
-                            invocation=record.invocation)
+                            invocation=record.invocation, opened_by=what)
                 runs.append(last)
             last.touch(record)
             return
-        if last is None or (last.closed and what not in ("limit", "failed", "failed-start")):
+        if last is None:  # the input starts after the run began
             last = _Run(host=host, unit=unit, first_line=record.line, started=None)
             runs.append(last)
         last.touch(record)
@@ -265,6 +270,7 @@ class Diagnoser:
             root_cause=root,
             symptoms=symptoms,
             invocation=run.invocation,
+            observed_start=run.opened_by != "implicit",
         )
 
     def choose_root(self, findings: Sequence[Finding], ready: Finding | None = None) -> Finding | None:

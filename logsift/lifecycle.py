@@ -57,7 +57,7 @@ class Lifecycle:
 
 def parse(message: str) -> Lifecycle | None:
     for what, pattern in _PATTERNS:
-        if what.startswith(("start", "stop", "failed-start")) and not message[:1] in "SF":
+        if what.startswith(("start", "stop", "failed-start")) and message[:1] not in "SF":
             continue
         match = pattern.search(message)
         if match:

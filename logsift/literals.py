@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 try:  # Python 3.11+
-    import re._constants as constants
-    import re._parser as parser
+    import re._constants as constants  # type: ignore[import-not-found]
+    import re._parser as parser  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as constants  # type: ignore[no-redef]
     import sre_parse as parser  # type: ignore[no-redef]

@@ -7,6 +7,7 @@ that diagnosis uses to fill in the root cause's explanation.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
@@ -57,18 +58,22 @@ class Matcher:
         for record in records:
             pending.append(record)
             if len(pending) >= batch:
-                yield from zip(pending, self.scan(pending))
+                yield from zip(pending, self.scan(pending), strict=False)
                 pending = []
         if pending:
-            yield from zip(pending, self.scan(pending))
+            yield from zip(pending, self.scan(pending), strict=False)
 
     def match(self, grouped: GroupedEvent) -> Matched:
         findings: dict[str, Finding] = {}
         facts: list[Fact] = []
         event = grouped.event
-        for record, hits in zip(event.records, grouped.hits):
-            if not hits:
-                continue
+        candidates = [(record, hits) for record, hits in zip(event.records, grouped.hits, strict=True) if hits]
+        if event.kind == "traceback" and candidates:
+            # A frame's source line echoes code (`raise OSError('CUDA_HOME ... is not set')`): the
+            # exception line says the same thing and is the better evidence, so try it first.
+            echoes = _source_echoes(event.records)
+            candidates.sort(key=lambda item: item[0].line in echoes)
+        for record, hits in candidates:
             lines = record.message.split("\n") if record.lines > 1 or "\n" in record.message else [record.message]
             for owner in sorted(hits):
                 rule = self.rules.rules[owner // 2]
@@ -111,3 +116,15 @@ class Matcher:
                     fields = {key: value for key, value in match.groupdict().items() if value}
                     return record.line + offset, text, fields
         return None
+
+
+_FRAME = re.compile(r'\bFile "[^"]*", line \d+')
+
+
+def _source_echoes(records: Sequence[Record]) -> set[int]:
+    """Line numbers of the source lines that a traceback prints under each `File "...", line N`."""
+    echoes: set[int] = set()
+    for previous, record in zip(records, records[1:]):
+        if 'File "' in previous.message and _FRAME.search(previous.message):
+            echoes.add(record.line)
+    return echoes

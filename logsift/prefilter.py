@@ -13,6 +13,9 @@ from bisect import bisect_right
 from itertools import accumulate
 from typing import Iterable, Protocol, Sequence
 
+from types import ModuleType
+
+hyperscan: ModuleType | None
 try:
     import hyperscan
 except ImportError:  # pragma: no cover - depends on the machine
@@ -82,6 +85,7 @@ class HyperscanPrefilter:
         for literal, owner in pairs:
             owners.setdefault(index[literal], set()).add(owner)
         self.owners = {number: frozenset(ids) for number, ids in owners.items()}
+        assert hyperscan is not None
         self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         flags = hyperscan.HS_FLAG_CASELESS
         self.database.compile(

@@ -127,6 +127,7 @@ class Run:
     root_cause: Finding | None
     symptoms: tuple[Finding, ...]
     invocation: str | None = None
+    observed_start: bool = True  # False when the input began after the run had started
 
     @property
     def failed(self) -> bool:
@@ -134,7 +135,7 @@ class Run:
 
     @property
     def time_to_failure(self) -> float | None:
-        if self.started is None or self.ended is None or not self.failed:
+        if not self.observed_start or self.started is None or self.ended is None or not self.failed:
             return None
         return (self.ended - self.started).total_seconds()
 

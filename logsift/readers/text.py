@@ -9,13 +9,13 @@ indented right after a journal entry is a continuation line of that entry's mult
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Iterable, Iterator
 
 from logsift.records import Record
 from logsift.sanitize import strip_ansi
 
-_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
 _TAIL = r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
 
 # Order matters only for speed: the format that matched last is tried first.
@@ -80,7 +80,7 @@ class TextReader:
             yield self._finish(pending, continuation)
 
     def _prefix(self, line: str) -> re.Match[str] | None:
-        for index, (name, pattern) in enumerate(self.order):
+        for index, (_name, pattern) in enumerate(self.order):
             match = pattern.match(line)
             if match is not None:
                 if index:
@@ -159,12 +159,12 @@ class TextReader:
             if groups.get("full"):
                 stamp = datetime.fromisoformat(groups["full"])
                 tz = groups.get("tz") or ""
-                return stamp.replace(tzinfo=timezone.utc if tz in ("UTC", "GMT") else self.local)
+                return stamp.replace(tzinfo=UTC if tz in ("UTC", "GMT") else self.local)
             if groups.get("unix"):
-                return datetime.fromtimestamp(float(groups["unix"]), tz=timezone.utc)
+                return datetime.fromtimestamp(float(groups["unix"]), tz=UTC)
             if groups.get("mono"):
                 # Seconds since boot: only differences mean anything, which is all runs need.
-                return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=float(groups["mono"]))
+                return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=float(groups["mono"]))
         except ValueError:
             return None
         return None

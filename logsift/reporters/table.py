@@ -13,7 +13,7 @@ HEADERS = ("incident", "unit", "host", "run", "started", "outcome", "after", "ro
 
 
 def rows(analysis: Analysis) -> list[tuple[object, ...]]:
-    table = []
+    table: list[tuple[object, ...]] = []
     for number, incident in enumerate(analysis.diagnosis.incidents, 1):
         for run_number, run in enumerate(incident.runs, 1):
             root = run.root_cause

@@ -41,16 +41,41 @@ def _wrap(text: str, indent: str) -> list[str]:
     return lines
 
 
-def _run_line(number: int, run: Run) -> str:
+EVIDENCE_WIDTH = 160
+
+
+def _one_line(text: str, width: int) -> str:
+    # Elide the middle: long lines are long because of paths, and errors sit at the end.
+    text = safe(text).strip()
+    if len(text) <= width:
+        return text
+    head = width // 3
+    return text[:head] + " ... " + text[len(text) - (width - head - 5):]
+
+
+def _run_lines(number: int, run: Run) -> list[str]:
     started = _clock(run.started) if run.started else f"line {run.first_line}"
-    if run.failed:
-        ttf = run.time_to_failure
-        after = f" after {ttf:.0f}s" if ttf is not None else ""
-        exit_text = f" ({run.exit or run.result})" if (run.exit or run.result) else ""
-        cause = run.root_cause.rule_id if run.root_cause else "cause not found"
-        where = f" line {run.root_cause.line}" if run.root_cause else ""
-        return f"  run {number}  {started}  failed{after}{exit_text}: {cause}{where}"
-    return f"  run {number}  {started}  {run.outcome}"
+    if not run.failed:
+        return [f"  run {number}  {started}  {run.outcome}"]
+    ttf = run.time_to_failure
+    after = f" after {ttf:.0f}s" if ttf is not None else ""
+    exit_text = f" ({run.exit or run.result})" if (run.exit or run.result) else ""
+    if run.root_cause is None:
+        return [f"  run {number}  {started}  failed{after}{exit_text}: cause not found"]
+    return [
+        f"  run {number}  {started}  failed{after}{exit_text}: {run.root_cause.rule_id}",
+        f"         line {run.root_cause.line}: {_one_line(run.root_cause.text, EVIDENCE_WIDTH - 20)}",
+    ]
+
+
+def _symptoms(run: Run) -> str:
+    lines: dict[str, list[str]] = {}
+    for finding in run.symptoms:
+        lines.setdefault(finding.rule_id, []).append(str(finding.line))
+    return ", ".join(
+        f"{rule_id} (line{'s' if len(numbers) > 1 else ''} {', '.join(numbers[:4])}{'...' if len(numbers) > 4 else ''})"
+        for rule_id, numbers in lines.items()
+    )
 
 
 def _incident(number: int, incident: Incident, analysis: Analysis, style: _Style) -> list[str]:
@@ -66,7 +91,8 @@ def _incident(number: int, incident: Incident, analysis: Analysis, style: _Style
     out.append(style(title, bold=True) + state)
     out.append(f"  {_clock(incident.first_seen)} -> {_clock(incident.last_seen)}")
     if len(incident.runs) > 1:
-        out.extend(_run_line(index, run) for index, run in enumerate(incident.runs, 1))
+        for index, run in enumerate(incident.runs, 1):
+            out.extend(_run_lines(index, run))
     root = incident.root_cause
     out.append("")
     if root is None:
@@ -76,8 +102,9 @@ def _incident(number: int, incident: Incident, analysis: Analysis, style: _Style
     which = "" if len(incident.failed_runs) == 1 else " (latest failed run)"
     severity = style(described["severity"].upper(), fg="red" if described["severity"] == "critical" else "yellow", bold=True)
     out.append(f"  {style('Root cause' + which, bold=True)}: {safe(described['title'])}  [{described['class']}, {severity}]")
-    for item in described["evidence"]:
-        out.append(f"    {style(str(item['line']).rjust(6), fg='cyan')} | {safe(item['text'])}")
+    for position, item in enumerate(described["evidence"]):
+        text = safe(item["text"]) if position == 0 else _one_line(item["text"], EVIDENCE_WIDTH)
+        out.append(f"    {style(str(item['line']).rjust(6), fg='cyan')} | {text}")
     out.append("")
     out.append("  " + style("What it means", bold=True))
     out.extend(_wrap(safe(described["explanation"]), "    "))
@@ -97,9 +124,8 @@ def _incident(number: int, incident: Incident, analysis: Analysis, style: _Style
             out.extend(wrapped[1:])
     last = incident.failed_runs[-1]
     if last.symptoms:
-        listed = ", ".join(f"{finding.rule_id} (line {finding.line})" for finding in last.symptoms[:6])
         out.append("")
-        out.extend(_wrap(f"Symptoms, not causes: {listed}", "  "))
+        out.extend(_wrap(f"Symptoms, not causes: {_symptoms(last)}", "  "))
     return out
 
 
