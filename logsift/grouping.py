@@ -35,6 +35,7 @@ _BUILD_START = re.compile(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: build stopped|^In file included from |\bfatal error: |"
     r"^nvcc fatal|\berror: |^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+:)"
 )
+_NINJA_STEP = re.compile(r"\[\d+/\d+\] ")
 _BUILD_MORE = re.compile(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: |^In file included from |^\s+from |\berror\b|\bwarning\b|"
     r"^\s|^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+)|^compilation terminated|"
@@ -123,6 +124,8 @@ class Grouper:
             return "nccl"
         if hits and ("error" in message or "FAILED" in message) and _BUILD_START.search(message):
             return "build"
+        if message[:1] == "[" and _NINJA_STEP.match(message):
+            return "build"  # the command of a build step: context for an error that may follow
         if hits and any(marker in message for marker in _BANNER):
             return "banner"
         return "line" if hits else None

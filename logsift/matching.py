@@ -124,7 +124,7 @@ _FRAME = re.compile(r'\bFile "[^"]*", line \d+')
 def _source_echoes(records: Sequence[Record]) -> set[int]:
     """Line numbers of the source lines that a traceback prints under each `File "...", line N`."""
     echoes: set[int] = set()
-    for previous, record in zip(records, records[1:]):
+    for previous, record in zip(records, records[1:], strict=False):
         if 'File "' in previous.message and _FRAME.search(previous.message):
             echoes.add(record.line)
     return echoes

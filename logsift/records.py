@@ -188,3 +188,53 @@ def _last_time(run: Run) -> datetime | None:
         if finding.event.last.timestamp is not None:
             return finding.event.last.timestamp
     return None
+
+
+@dataclass
+class Tally:
+    """How often one kind of read problem happened, and where it happened first."""
+
+    count: int = 0
+    first: str = ""
+
+
+@dataclass
+class ReadProblems:
+    """What readers skipped or cut while streaming, so that the CLI can say so in one line each.
+
+    Mutable on purpose: readers add to it as they go; it is read once the input is exhausted.
+    `bad` counts records that were skipped (invalid JSON, a cut export entry, garbage);
+    `notes` count things that were read but are incomplete (a value over the size cap, fields
+    that journalctl nulled because it ran without `--all`), keyed by `NOTES`.
+    """
+
+    bad: Tally = field(default_factory=Tally)
+    notes: dict[str, Tally] = field(default_factory=dict)
+
+    def skip(self, where: str, why: str) -> None:
+        if not self.bad.count:
+            self.bad.first = f"{where}: {why}"
+        self.bad.count += 1
+
+    def note(self, kind: str, where: str) -> None:
+        tally = self.notes.setdefault(kind, Tally(first=where))
+        tally.count += 1
+
+    def warnings(self) -> list[str]:
+        """One sentence per kind of problem, for `logsift: warning: ...` lines."""
+        lines: list[str] = []
+        if self.bad.count:
+            noun = "record" if self.bad.count == 1 else "records"
+            lines.append(f"skipped {self.bad.count} bad {noun} (first at {self.bad.first})")
+        for kind, tally in self.notes.items():
+            template = NOTES.get(kind, kind + " ({count}, first at {first})")
+            lines.append(template.format(count=tally.count, first=tally.first))
+        return lines
+
+
+NOTES: dict[str, str] = {
+    "null": "{count} null field value(s) (first at {first}): journalctl replaces values over 4096 bytes "
+    "with null unless it is given --all; rerun it with --all",
+    "blob": "{count} value(s) shown as [blob data] (first at {first}): rerun journalctl with --all",
+    "truncated": "{count} value(s) over the size cap were cut (first at {first}); the cut is marked in the text",
+}

@@ -8,7 +8,7 @@ flagged, each only where backtracking can really split the same text in many way
   from the next iteration: `(a+)+`, `(.*)*`, `(\\w+\\s?)+` (exponential). `([A-Za-z_]\\w*\\.)*`
   is not flagged: the `\\.` that ends each iteration is a character `\\w` cannot take.
 - unbounded quantifiers next to each other (only optional parts between) whose characters
-  overlap: `\\s*\\s*`, `.*.*`, `\\w+_?\\w+` (polynomial).
+  overlap, so that a failing match tries every split between them: `\\s*\\s*`, `.*.*`, `\\w+_?\\w+` (polynomial).
 - an alternation repeated by a quantifier whose branches can start the same text: `(a|aa)+`,
   `(\\w|\\d)*`.
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Union
+from typing import Any, Iterator
 
 try:  # Python 3.11+
-    import re._constants as constants
-    import re._parser as parser
+    import re._constants as constants  # type: ignore[import-not-found]
+    import re._parser as parser  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as constants  # type: ignore[no-redef]
     import sre_parse as parser  # type: ignore[no-redef]
@@ -106,7 +106,7 @@ class Opaque:
     zero_width: bool = False
 
 
-Node = Union[Chars, Seq, Alt, Repeat, Opaque]
+Node = Chars | Seq | Alt | Repeat | Opaque
 
 
 def risks(source: str) -> list[Risk]:
@@ -340,8 +340,7 @@ def _children(node: Node) -> tuple[Node, ...]:
 
 def _check(node: Node) -> Iterator[Risk]:
     if isinstance(node, Repeat) and node.large:
-        yield from _nested(node)
-        yield from _alternation(node)
+        yield from _repeated(node)
     if isinstance(node, Seq):
         yield from _adjacent(node)
     for child in _children(node):
@@ -352,51 +351,105 @@ def _clip(text: str) -> str:
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
 
 
-def _nested(outer: Repeat) -> Iterator[Risk]:
+Trail = tuple[tuple[Seq, int], ...]
+
+
+def _repeated(outer: Repeat) -> Iterator[Risk]:
+    """Choices inside a repeated body that let two paths match the same text."""
     start = first(outer.body)
-    for inner, trail in _inner_repeats(outer.body, ()):
-        chars = consumed(inner)
-        delimited = any(blocks(item, chars) for seq, index in trail for item in seq.items[index + 1:])
-        if not delimited and chars & start:
-            yield Risk(
-                _clip(outer.text),
-                f"nested quantifier: {_clip(inner.text)} inside a repeated group can split the same text "
-                "in exponentially many ways (catastrophic backtracking); end each repetition with a "
-                "character the inner part cannot match, or use a possessive quantifier or atomic group",
-            )
+    for choice, trail in _choices(outer.body, ()):
+        if isinstance(choice, Repeat):
+            chars = consumed(choice)
+            delimited = any(blocks(item, chars) for seq, index in trail for item in seq.items[index + 1:])
+            if not delimited and chars & start:
+                yield Risk(
+                    _clip(outer.text),
+                    f"nested quantifier: {_clip(choice.text)} inside a repeated group can split the same "
+                    "text in exponentially many ways (catastrophic backtracking); end each repetition "
+                    "with a character the inner part cannot match, or use a possessive quantifier or "
+                    "atomic group",
+                )
+        else:
+            pair = _ambiguous(choice, _follow(trail, start))
+            if pair is not None:
+                yield Risk(
+                    _clip(outer.text),
+                    "alternation under a quantifier whose branches can match the same text "
+                    f"({_clip(pair[0].text) or '(empty)'} vs {_clip(pair[1].text) or '(empty)'}, after any "
+                    "common prefix): each repetition may take either, so a failing match tries "
+                    "exponentially many combinations; make the branches start differently",
+                )
 
 
-def _inner_repeats(node: Node, trail: tuple[tuple[Seq, int], ...]) -> Iterator[tuple[Repeat, tuple[tuple[Seq, int], ...]]]:
-    """Unbounded quantifiers inside a repeated body, with the sequences that lead to each."""
+def _choices(node: Node, trail: Trail) -> Iterator[tuple[Repeat | Alt, Trail]]:
+    """Unbounded quantifiers and alternations inside a repeated body, with the sequences that
+    lead to each (what follows a choice decides whether it is ambiguous)."""
     if isinstance(node, Repeat):
         if node.large:
             yield node, trail
         elif not node.possessive:
-            yield from _inner_repeats(node.body, trail)
+            yield from _choices(node.body, trail)
     elif isinstance(node, Seq):
         for index, item in enumerate(node.items):
-            yield from _inner_repeats(item, (*trail, (node, index)))
+            yield from _choices(item, (*trail, (node, index)))
     elif isinstance(node, Alt):
+        yield node, trail
         for branch in node.branches:
-            yield from _inner_repeats(branch, trail)
+            yield from _choices(branch, trail)
+
+
+def _follow(trail: Trail, start: frozenset[str]) -> frozenset[str]:
+    """What may come right after a choice: the rest of its sequences, else the next repetition."""
+    found: frozenset[str] = frozenset()
+    for seq, index in reversed(trail):
+        for item in seq.items[index + 1:]:
+            found |= first(item)
+            if not nullable(item):
+                return found
+    return found | start
+
+
+def _ambiguous(alt: Alt, follow: frozenset[str]) -> tuple[Node, Node] | None:
+    """Two branches that can match the same text, counting what follows the alternation.
+
+    The `re` parser factors common prefixes (`a|aa` reads as `a(?:|a)`), so a shorter branch
+    that is a prefix of a longer one is ambiguous only when what follows can take the rest."""
+    branches = alt.branches
+    for index, one in enumerate(branches):
+        for other in branches[index + 1:]:
+            left, right = _fixed(one), _fixed(other)
+            if left is not None and right is not None:
+                short, long = (left, right) if len(left) <= len(right) else (right, left)
+                if not all(a & b for a, b in zip(short, long, strict=False)):
+                    continue
+                if len(short) == len(long) or long[len(short)] & follow:
+                    return one, other
+            elif (left == [] and first(other) & follow) or (right == [] and first(one) & follow):
+                return one, other
+    return None
 
 
 def _flat(seq: Seq) -> list[Node]:
-    """A sequence with its groups opened: `(\w+)(\w+)` is two adjacent quantifiers."""
+    """A sequence with its groups opened: `(\\w+)(\\w+)` is two adjacent quantifiers."""
     items: list[Node] = []
     for item in seq.items:
         items.extend(_flat(item) if isinstance(item, Seq) and item.items else [item])
     return items
 
 
+def _unbounded(node: Node) -> bool:
+    # Bounded neighbours (`\w*[^:]{0,80}`) only multiply the work by their bound.
+    return isinstance(node, Repeat) and node.high is None and not node.possessive
+
+
 def _adjacent(seq: Seq) -> Iterator[Risk]:
     items = _flat(seq)
     for index, item in enumerate(items):
-        if not (isinstance(item, Repeat) and item.large):
+        if not _unbounded(item):
             continue
         for later in range(index + 1, len(items)):
             other = items[later]
-            if isinstance(other, Repeat) and other.large:
+            if _unbounded(other):
                 if consumed(item) & consumed(other):
                     between = "".join(part.text for part in items[index:later + 1])
                     yield Risk(
@@ -410,35 +463,8 @@ def _adjacent(seq: Seq) -> Iterator[Risk]:
                 break
 
 
-def _alternation(outer: Repeat) -> Iterator[Risk]:
-    body = outer.body
-    if isinstance(body, Seq):
-        consuming = [item for item in body.items if not (isinstance(item, Seq) and not item.items)]
-        body = consuming[0] if len(consuming) == 1 else body
-    if not isinstance(body, Alt):
-        return
-    branches = body.branches
-    for index, one in enumerate(branches):
-        for other in branches[index + 1:]:
-            if first(one) & first(other) and _compatible(one, other):
-                yield Risk(
-                    _clip(outer.text),
-                    f"alternation under a quantifier with overlapping branches {_clip(one.text)} and "
-                    f"{_clip(other.text)}: each repetition may take either, so a failing match tries "
-                    "exponentially many combinations; make the branches start differently",
-                )
-                return
-
-
-def _compatible(one: Node, other: Node) -> bool:
-    """Whether one branch can match text that the other also matches (or a prefix of it)."""
-    left, right = _fixed(one), _fixed(other)
-    if left is None or right is None:
-        return True
-    return all(a & b for a, b in zip(left, right))
-
-
 def _fixed(node: Node) -> list[frozenset[str]] | None:
+    """The character sets of a fixed-length node, position by position; None when variable."""
     if isinstance(node, Chars):
         return [node.chars]
     if isinstance(node, Seq):

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 
-from tests.helpers import FIXTURES, invoke, report
+import pytest
+
+from tests.helpers import FIXTURES, ROOT, invoke, report
 
 SEED = FIXTURES / "seed-incident"
 JOURNAL = str(SEED / "journal.txt")
+RELATIVE = "fixtures/seed-incident/journal.txt"
 
 
 def test_one_incident_three_causes_in_order_then_resolved() -> None:
@@ -54,13 +57,15 @@ def _golden(name: str, actual: str) -> None:
     assert actual == path.read_text(), f"{path} differs; re-bless with LOGSIFT_BLESS=1 if intended"
 
 
-def test_golden_json() -> None:
-    code, out, _ = invoke("--format", "json", JOURNAL)
+def test_golden_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # evidence names the file as given: keep it relative
+    code, out, _ = invoke("--format", "json", RELATIVE)
     assert code == 1
     _golden("expected.json", out)
 
 
-def test_golden_terminal_report() -> None:
-    code, out, _ = invoke("--color", "never", JOURNAL)
+def test_golden_terminal_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, _ = invoke("--color", "never", RELATIVE)
     assert code == 1
     _golden("expected.txt", out)

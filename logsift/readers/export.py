@@ -1,0 +1,268 @@
+"""journalctl's export format (`journalctl -o export`), and journal fields -> Record.
+
+Export is the journal's own serialization: `KEY=value` lines; a value that holds a newline or
+other control bytes is written as `KEY` + LF + its length as a 64-bit little-endian integer +
+the bytes + LF; an empty line ends an entry. It is binary-safe, so it is parsed from bytes
+here, never split into text lines first.
+
+Memory stays bounded whatever the stream holds: a value longer than the cap keeps its first
+`MESSAGE_CAP` bytes (marked) and the rest is skipped without being stored. An entry cut by the
+end of the stream, or garbage where a field should be, is skipped and counted in ReadProblems.
+
+`entry_record` (journal fields -> Record) is shared by every reader of structured journal
+output: json, verbose, the native journal and the journalctl fallback.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import BinaryIO, Iterator, Mapping
+
+from logsift.readers.lines import MAX_LINE, TRUNCATED
+from logsift.records import ReadProblems, Record
+from logsift.sanitize import strip_ansi
+
+MESSAGE_CAP = MAX_LINE  # bytes of MESSAGE kept; like a text line
+FIELD_CAP = 4096  # characters kept of any other field in Record.fields
+MAX_FIELDS = 256  # fields kept per entry (journald allows 1024)
+DATA_MAX = 768 << 20  # journald's own limit for one field (DATA_SIZE_MAX): longer is garbage
+CHUNK = 1 << 20
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_FIELD_NAME = re.compile(rb"[A-Z_][A-Z0-9_]{0,63}")
+_KNOWN_CAP = 4096  # valid field names remembered, so that each is checked once
+
+
+def journal_time(usec: str | None) -> datetime | None:
+    """A journal timestamp (microseconds since the epoch, as text) as an aware UTC datetime."""
+    if not usec or not usec.isascii() or not usec.isdigit():
+        return None
+    try:
+        return _EPOCH + timedelta(microseconds=int(usec))
+    except OverflowError:
+        return None
+
+
+def entry_record(fields: Mapping[str, str], message: str, line: int, source: str, lines: int = 1) -> Record:
+    """The Record of one journal entry, from its fields (MESSAGE given apart, already decoded).
+
+    Mirrors what journalctl shows: the identifier is SYSLOG_IDENTIFIER (else _COMM), the time
+    _SOURCE_REALTIME_TIMESTAMP (else __REALTIME_TIMESTAMP). PID 1 logs about a unit with `UNIT=`
+    and `INVOCATION_ID=` (its own _SYSTEMD_UNIT is init.scope), so those name the unit and run.
+    """
+    get = fields.get
+    pid_text = get("_PID") or ""
+    pid = int(pid_text) if pid_text.isascii() and pid_text.isdigit() else None
+    identifier = get("SYSLOG_IDENTIFIER") or get("_COMM")
+    if pid == 1:
+        unit, invocation = get("UNIT"), get("INVOCATION_ID")
+    elif identifier == "systemd" and get("USER_UNIT"):  # a user manager about one of its units
+        unit, invocation = get("USER_UNIT"), get("USER_INVOCATION_ID")
+    else:
+        unit = get("_SYSTEMD_USER_UNIT") or get("_SYSTEMD_UNIT")
+        invocation = get("_SYSTEMD_INVOCATION_ID")
+    priority_text = get("PRIORITY") or ""
+    return Record(
+        line=line,
+        message=strip_ansi(message) if "\x1b" in message else message,
+        timestamp=journal_time(get("_SOURCE_REALTIME_TIMESTAMP") or get("__REALTIME_TIMESTAMP")),
+        host=get("_HOSTNAME"),
+        unit=unit,
+        identifier=identifier,
+        pid=pid,
+        priority=int(priority_text) if priority_text.isascii() and priority_text.isdigit() else None,
+        cursor=get("__CURSOR"),
+        invocation=invocation,
+        boot=get("_BOOT_ID"),
+        source=source,
+        lines=lines,
+        fields=fields,
+    )
+
+
+def cap_message(data: bytes, dropped: int = 0) -> tuple[str, bool]:
+    """MESSAGE bytes as text, cut at MESSAGE_CAP with the cut marked; (text, was it cut)."""
+    if len(data) > MESSAGE_CAP:
+        dropped += len(data) - MESSAGE_CAP
+        data = data[:MESSAGE_CAP]
+    text = data.decode("utf-8", "replace")
+    if dropped:
+        return text + TRUNCATED.format(dropped), True
+    return text, False
+
+
+class _Stream:
+    """Buffered reads over a byte stream that count the LF bytes consumed (input line numbers)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.buffer = b""
+        self.position = 0
+        self.line = 1  # line number of the next unread byte
+        self.eof = False
+
+    def _fill(self) -> bool:
+        if self.eof:
+            return False
+        data = self.stream.read(CHUNK)
+        if not data:
+            self.eof = True
+            return False
+        self.buffer = self.buffer[self.position :] + data
+        self.position = 0
+        return True
+
+    def readline(self, cap: int) -> tuple[bytes, int, bool] | None:
+        """(line without LF, bytes dropped past `cap`, ended by LF), or None at the end."""
+        kept = b""
+        dropped = 0
+        while True:
+            end = self.buffer.find(b"\n", self.position)
+            if end >= 0:
+                piece = self.buffer[self.position : end]
+                self.position = end + 1
+                self.line += 1
+                return self._join(kept, piece, dropped, cap) + (True,)
+            piece = self.buffer[self.position :]
+            self.position = len(self.buffer)
+            kept, dropped = self._join(kept, piece, dropped, cap)
+            if not self._fill():
+                return (kept, dropped, False) if kept or dropped else None
+
+    @staticmethod
+    def _join(kept: bytes, piece: bytes, dropped: int, cap: int) -> tuple[bytes, int]:
+        room = cap - len(kept)
+        if len(piece) > room:
+            return kept + piece[: max(room, 0)], dropped + len(piece) - max(room, 0)
+        return kept + piece, dropped
+
+    def read(self, size: int, cap: int) -> tuple[bytes, int, bool]:
+        """Up to `size` bytes, keeping the first `cap`: (kept, dropped, all `size` were there)."""
+        kept: list[bytes] = []
+        have = 0
+        dropped = 0
+        while size:
+            if self.position >= len(self.buffer) and not self._fill():
+                return b"".join(kept), dropped, False
+            piece = self.buffer[self.position : self.position + size]
+            self.position += len(piece)
+            size -= len(piece)
+            self.line += piece.count(b"\n")
+            room = cap - have
+            if room > 0:
+                kept.append(piece[:room])
+                have += min(room, len(piece))
+            dropped += max(len(piece) - max(room, 0), 0)
+        return b"".join(kept), dropped, True
+
+
+class ExportReader:
+    """Entries of an export stream as Records; bad entries are skipped and counted."""
+
+    def __init__(self, source: str = "-", problems: ReadProblems | None = None) -> None:
+        self.source = source
+        self.problems = problems if problems is not None else ReadProblems()
+        self.known: set[bytes] = set()
+
+    def where(self, line: int) -> str:
+        return f"line {line}" if self.source == "-" else f"{self.source}:{line}"
+
+    def read(self, stream: BinaryIO) -> Iterator[Record]:
+        data = _Stream(stream)
+        while True:
+            entry = self._entry(data)
+            if entry is None:
+                return
+            if entry is not _SKIPPED:
+                yield entry
+
+    def _valid(self, name: bytes) -> bool:
+        if name in self.known:
+            return True
+        if _FIELD_NAME.fullmatch(name) is None:
+            return False
+        if len(self.known) < _KNOWN_CAP:
+            self.known.add(name)
+        return True
+
+    def _entry(self, data: _Stream) -> Record | object | None:
+        """One entry: a Record, _SKIPPED (bad, counted), or None at the end of the stream."""
+        fields: dict[str, str] = {}
+        message: str | None = None
+        message_line = start = data.line
+        message_lines = 1
+        while True:
+            line_number = data.line
+            got = data.readline(MESSAGE_CAP)
+            if got is None:
+                return self._finish(fields, message, start, message_line, message_lines)
+            raw, dropped, ended = got
+            if not ended:
+                return self._bad(start, "entry cut short by the end of the input")
+            if not raw or raw == b"\r":
+                if not fields and message is None:
+                    start = data.line  # blank lines between entries
+                    continue
+                return self._finish(fields, message, start, message_line, message_lines)
+            name, equals, value = raw.partition(b"=")
+            if not self._valid(name):
+                return self._resync(data, start, "not a journal field")
+            if equals:
+                if value.endswith(b"\r"):  # CRLF: journalctl writes a CR inside a value as binary
+                    value = value[:-1]
+                if name == b"MESSAGE":
+                    message, cut = cap_message(value, dropped)
+                    message_line, message_lines = line_number, 1
+                    if cut:
+                        self.problems.note("truncated", self.where(line_number))
+                elif len(fields) < MAX_FIELDS:
+                    fields[name.decode("ascii")] = value[:FIELD_CAP].decode("utf-8", "replace")
+                continue
+            size_bytes, _, complete = data.read(8, 8)
+            if not complete:
+                return self._bad(start, "entry cut short by the end of the input")
+            size = int.from_bytes(size_bytes, "little")
+            if size > DATA_MAX:
+                return self._resync(data, start, f"field {name.decode('ascii')} claims {size} bytes")
+            value_line = data.line
+            value, dropped, complete = data.read(size, MESSAGE_CAP if name == b"MESSAGE" else FIELD_CAP)
+            if not complete:
+                return self._bad(start, "entry cut short by the end of the input")
+            terminator, _, complete = data.read(1, 1)
+            if not complete:
+                return self._bad(start, "entry cut short by the end of the input")
+            if terminator != b"\n":
+                return self._resync(data, start, f"field {name.decode('ascii')} is longer than its length says")
+            if name == b"MESSAGE":
+                message, cut = cap_message(value, dropped)
+                message_line, message_lines = value_line, message.count("\n") + 1
+                if cut:
+                    self.problems.note("truncated", self.where(value_line))
+            elif len(fields) < MAX_FIELDS:
+                fields[name.decode("ascii")] = value.decode("utf-8", "replace")
+
+    def _finish(self, fields: dict[str, str], message: str | None, start: int, line: int, lines: int) -> Record | object | None:
+        if message is None:
+            if not fields:
+                return None
+            return self._bad(start, "entry has no MESSAGE field")
+        return entry_record(fields, message, line, self.source, lines)
+
+    def _bad(self, start: int, why: str) -> object:
+        self.problems.skip(self.where(start), why)
+        return _SKIPPED
+
+    def _resync(self, data: _Stream, start: int, why: str) -> object:
+        """Skip to the next empty line, where the next entry starts."""
+        while True:
+            got = data.readline(64)
+            if got is None or (got[2] and got[0] in (b"", b"\r")):
+                return self._bad(start, why)
+
+
+_SKIPPED = object()
+
+
+def read_export(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
+    return ExportReader(source, problems).read(stream)

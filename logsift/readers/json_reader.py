@@ -1,0 +1,264 @@
+"""journalctl's JSON formats: `json` (one object a line), `json-seq` (RFC 7464: each record
+after an RS byte), `json-sse` (`data: ` lines) and `json-pretty` (one object over many lines).
+
+What journalctl writes: every value is a string; a value with control characters or invalid
+UTF-8 is an array of byte values; a field that occurs several times is an array of those;
+a value over 4096 bytes is `null` unless journalctl ran with `--all` (counted in ReadProblems,
+so that the CLI can say to rerun with --all).
+
+Lines are split from bytes with a cap: a record over the cap is salvaged (the complete fields
+and the beginning of the cut one), never held whole. A line that is not JSON at all is read as
+text (a paste that mixes formats); a line that looks like JSON and does not parse, or has no
+MESSAGE, is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
+
+from logsift.readers.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, cap_message, entry_record
+from logsift.readers.lines import CHUNK
+from logsift.readers.text import TextReader
+from logsift.records import ReadProblems, Record
+
+try:  # orjson parses journal JSON about 2x faster; optional (the `fast` extra)
+    import orjson
+
+    _loads: Callable[[bytes], Any] = orjson.loads
+    _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError)
+except ImportError:  # pragma: no cover - depends on the installed extras
+    _loads = json.loads
+    _DECODE_ERRORS = (ValueError,)
+
+LINE_CAP = MESSAGE_CAP + 64 * 1024  # a record holds MESSAGE plus its other fields
+TEXT_BATCH = 256  # non-JSON lines handed to the text reader at a time
+_RS = b"\x1e"
+_STRING = r'"((?:[^"\\]|\\.)*)"'
+_PAIR = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*(' + _STRING + r'|\[[^\[\]]*\]|\[(?:\[[^\[\]]*\],?\s*)*\]|null)')
+_OPEN_STRING = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*"((?:[^"\\]|\\.)*)\\?(?:u[0-9a-fA-F]{0,3})?$')
+_OPEN_BYTES = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*\[([\d,\s]*)$')
+
+
+def raw_lines(stream: BinaryIO, cap: int = LINE_CAP) -> Iterator[tuple[bytes, int]]:
+    """(line without LF, bytes dropped past `cap`) for each line; memory stays within `cap`."""
+    carry = b""
+    dropped = 0
+    while True:
+        data = stream.read(CHUNK)
+        if not data:
+            break
+        if dropped:
+            cut = data.find(b"\n")
+            if cut < 0:
+                dropped += len(data)
+                continue
+            yield carry, dropped + cut
+            carry, dropped, data = b"", 0, data[cut + 1 :]
+        if carry:
+            data = carry + data
+        end = data.rfind(b"\n")
+        if end < 0:
+            carry = data
+        else:
+            carry = data[end + 1 :]
+            for line in data[:end].split(b"\n"):
+                if len(line) > cap:
+                    yield line[:cap], len(line) - cap
+                else:
+                    yield line, 0
+        if len(carry) > cap:
+            dropped = len(carry) - cap
+            carry = carry[:cap]
+    if carry or dropped:
+        yield carry, dropped
+
+
+class JsonReader:
+    """Journal JSON records (and any text lines between them) as Records."""
+
+    def __init__(self, source: str = "-", problems: ReadProblems | None = None) -> None:
+        self.source = source
+        self.problems = problems if problems is not None else ReadProblems()
+        self.text = TextReader(source)
+
+    def where(self, line: int) -> str:
+        return f"line {line}" if self.source == "-" else f"{self.source}:{line}"
+
+    # -- one object per line: json, json-seq, json-sse ----------------------------------------
+
+    def read_lines(self, lines: Iterable[tuple[bytes, int]]) -> Iterator[Record]:
+        pending: list[str] = []
+        pending_start = 0
+        number = 0
+        for raw, dropped in lines:
+            number += 1
+            body = raw.strip(b" \t\r\x1e")
+            if body.startswith(b"data: "):
+                body = body[6:].lstrip()
+            if body[:1] == b"{":
+                if pending:
+                    yield from self.text.read(pending, pending_start)
+                    pending = []
+                record = self._object(body, dropped, number)
+                if record is not None:
+                    yield record
+                continue
+            if not body and not dropped:
+                continue
+            if _garbage(raw):
+                self.problems.skip(self.where(number), "binary data, not a log line")
+                continue
+            if not pending:
+                pending_start = number
+            pending.append(raw.decode("utf-8", "replace") + (f" [logsift: line truncated, {dropped} bytes dropped]" if dropped else ""))
+            if len(pending) >= TEXT_BATCH:
+                yield from self.text.read(pending, pending_start)
+                pending = []
+        if pending:
+            yield from self.text.read(pending, pending_start)
+
+    def _object(self, body: bytes, dropped: int, number: int) -> Record | None:
+        if dropped:
+            self.problems.note("truncated", self.where(number))
+            fields = salvage(body.decode("utf-8", "replace"))
+        else:
+            try:
+                fields = _loads(body)
+            except _DECODE_ERRORS:
+                self.problems.skip(self.where(number), "invalid JSON")
+                return None
+            if not isinstance(fields, dict):
+                self.problems.skip(self.where(number), "JSON that is not an object")
+                return None
+        return self._record(fields, number, dropped)
+
+    def _record(self, fields: dict[str, Any], number: int, dropped: int = 0) -> Record | None:
+        if "MESSAGE" not in fields:
+            self.problems.skip(self.where(number), "no MESSAGE field")
+            return None
+        kept: dict[str, str] = {}
+        nulls = 0
+        for name, value in fields.items():
+            if name == "MESSAGE" or len(kept) >= MAX_FIELDS:
+                continue
+            if value is None:
+                nulls += 1
+                continue
+            text = value if type(value) is str else _text(value)
+            kept[name] = text if len(text) <= FIELD_CAP else text[:FIELD_CAP]
+        value = fields["MESSAGE"]
+        if value is None:
+            nulls += 1
+            message = "[logsift: MESSAGE over 4096 bytes was null: journalctl ran without --all]"
+        else:
+            message, cut = cap_message(_bytes(value), dropped if _cut_field(fields) == "MESSAGE" else 0)
+            if cut and not dropped:
+                self.problems.note("truncated", self.where(number))
+        if nulls:
+            for _ in range(nulls):
+                self.problems.note("null", self.where(number))
+        return entry_record(kept, message, number, self.source)
+
+    # -- json-pretty: one object over many lines ------------------------------------------------
+
+    def read_pretty(self, lines: Iterable[tuple[bytes, int]]) -> Iterator[Record]:
+        body: list[bytes] = []
+        size = 0
+        dropped = 0
+        start = 0
+        number = 0
+        for raw, cut in lines:
+            number += 1
+            line = raw.rstrip(b"\r")
+            if not body:
+                if line.strip() == b"{":
+                    body, size, dropped, start = [line], len(line), cut, number
+                elif line.strip():
+                    yield from self.read_lines([(raw, cut)])  # a stray line: json or text
+                continue
+            if size + len(line) <= LINE_CAP:
+                body.append(line)
+                size += len(line) + 1
+            else:
+                dropped += len(line) + 1
+            dropped += cut
+            if line == b"}":
+                record = self._object(b"\n".join(body), dropped, start)
+                if record is not None:
+                    yield record
+                body = []
+        if body:
+            self.problems.skip(self.where(start), "JSON object cut short by the end of the input")
+
+
+def _text(value: Any) -> str:
+    """A JSON field value as text: byte arrays decoded; repeated fields: the first value."""
+    if isinstance(value, list):
+        if value and all(type(item) is int for item in value):
+            return _bytes(value).decode("utf-8", "replace")
+        return _text(value[0]) if value else ""
+    return str(value)
+
+
+def _bytes(value: Any) -> bytes:
+    if type(value) is str:
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, list):
+        if value and type(value[0]) is not int:
+            return _bytes(value[0])  # MESSAGE given more than once: journalctl shows the first
+        try:
+            return bytes(item for item in value if type(item) is int)
+        except ValueError:  # a number over 255: not a byte array
+            return str(value).encode()
+    return str(value).encode()
+
+
+def _cut_field(fields: dict[str, Any]) -> str | None:
+    return next(iter(fields)) if fields.get("\0cut") else None
+
+
+def salvage(text: str) -> dict[str, Any]:
+    """The fields of a JSON object cut after `LINE_CAP` bytes: the complete ones, and the
+    beginning of the value that the cut went through (journalctl orders keys at random)."""
+    fields: dict[str, Any] = {}
+    end = 0
+    for match in _PAIR.finditer(text):
+        try:
+            fields[match.group(1)] = json.loads(match.group(2))
+        except ValueError:
+            continue
+        end = match.end()
+    tail = text[end:]
+    open_string = _OPEN_STRING.search(tail)
+    open_bytes = _OPEN_BYTES.search(tail) if open_string is None else None
+    cut: tuple[str, Any] | None = None
+    if open_string is not None:
+        try:
+            cut = (open_string.group(1), json.loads('"' + open_string.group(2) + '"'))
+        except ValueError:
+            cut = (open_string.group(1), open_string.group(2))
+    elif open_bytes is not None:
+        numbers = [int(part) for part in open_bytes.group(2).replace(" ", "").split(",") if part.isdigit()]
+        cut = (open_bytes.group(1), [number for number in numbers if number < 256])
+    if cut is not None:
+        # Put the cut field first and flag it, so that _record marks the right value as cut.
+        fields = {cut[0]: cut[1], **{k: v for k, v in fields.items() if k != cut[0]}, "\0cut": True}
+    return fields
+
+
+def _garbage(line: bytes) -> bool:
+    """Binary noise rather than a log line: many NULs or control bytes."""
+    if b"\0" not in line and len(line) < 8:
+        return False
+    controls = sum(1 for byte in line[:4096] if byte < 32 and byte not in (9, 13, 27))
+    return controls > max(2, min(len(line), 4096) // 10)
+
+
+def read_json(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
+    return JsonReader(source, problems).read_lines(raw_lines(stream))
+
+
+def read_json_pretty(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
+    return JsonReader(source, problems).read_pretty(raw_lines(stream))
