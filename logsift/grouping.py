@@ -35,7 +35,6 @@ _BUILD_START = re.compile(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: build stopped|^In file included from |\bfatal error: |"
     r"^nvcc fatal|\berror: |^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+:)"
 )
-_NINJA_STEP = re.compile(r"\[\d+/\d+\] ")
 _BUILD_MORE = re.compile(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: |^In file included from |^\s+from |\berror\b|\bwarning\b|"
     r"^\s|^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+)|^compilation terminated|"
@@ -60,10 +59,10 @@ class _Open:
     state: str = "body"
     last_index: int = 0
 
-    def add(self, record: Record, hits: frozenset[int], index: int) -> None:
+    def add(self, record: Record, hits: frozenset[int]) -> None:
         self.records.append(record)
         self.hits.append(hits)
-        self.last_index = index
+        self.last_index = record.line
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +89,7 @@ class Grouper:
         current = self.open.get(key)
         message = record.message
         if current is not None and self._continues(current, message):
-            current.add(record, hits, self.index)
+            current.add(record, hits)
             if len(current.records) >= MAX_EVENT_RECORDS:
                 self._close(key)
         else:
@@ -99,7 +98,7 @@ class Grouper:
             kind = self._starts(record, message, hits)
             if kind is not None:
                 opened = _Open(kind)
-                opened.add(record, hits, self.index)
+                opened.add(record, hits)
                 if kind in ("line", "lifecycle"):
                     self._emit(opened)
                 else:
@@ -124,8 +123,6 @@ class Grouper:
             return "nccl"
         if hits and ("error" in message or "FAILED" in message) and _BUILD_START.search(message):
             return "build"
-        if message[:1] == "[" and _NINJA_STEP.match(message):
-            return "build"  # the command of a build step: context for an error that may follow
         if hits and any(marker in message for marker in _BANNER):
             return "banner"
         return "line" if hits else None
@@ -189,7 +186,7 @@ class Grouper:
                 continue
             last = opened.records[-1].timestamp
             stale_time = now is not None and last is not None and now - last > self.idle
-            if stale_time or self.index - opened.last_index > LINE_GAP:
+            if stale_time or record.line - opened.last_index > LINE_GAP:
                 self._close(key)
 
     def _release(self) -> Iterator[GroupedEvent]:

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Protocol, Sequence
 
 from logsift.grouping import GroupedEvent
 from logsift.prefilter import Prefilter, build_prefilter
 from logsift.records import Finding, Record
 from logsift.rules import Rule, RuleSet
 
-REGEX_TIMEOUT = 0.25  # seconds per line: a pathological regex must not stall the stream
+REGEX_TIMEOUT = 0.25
+# Lines that grouping must see even when no rule's literal occurs in them: the start of a
+# traceback, an NCCL warning, and systemd's own lines (in text output: "systemd[1]:", or
+# "init.scope[1]:" with -o with-unit).
+MARKER = -1
+MARKERS = ("traceback (most recent call last)", "nccl warn", "systemd[1]:", "init.scope[1]:")
+
+
+class _Used(Protocol):
+    used: bool  # seconds per line: a pathological regex must not stall the stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,22 +55,32 @@ class Matcher:
                 pairs.extend((literal, 2 * number) for literal in pattern.literals)
             for pattern in rule.context:
                 pairs.extend((literal, 2 * number + 1) for literal in pattern.literals)
+        pairs.extend((literal, MARKER) for literal in MARKERS)
         self.prefilter: Prefilter = build_prefilter(pairs, engine)
         self.timeouts = 0
 
     def scan(self, records: Sequence[Record]) -> list[frozenset[int]]:
         return self.prefilter.scan([record.message for record in records])
 
-    def annotate(self, records: Iterable[Record], batch: int = 2048) -> Iterator[tuple[Record, frozenset[int]]]:
-        """Pair each record with its prefilter hits, scanning `batch` records at a time."""
+    def annotate(
+        self, records: Iterable[Record], batch: int = 2048, adaptive: _Used | None = None
+    ) -> Iterator[tuple[Record, frozenset[int]]]:
+        """Pair each record with its prefilter hits, scanning `batch` records at a time, or one
+        at a time once `adaptive.used` says that a reader skips lines by what it sees downstream."""
         pending: list[Record] = []
         for record in records:
+            if adaptive is not None and adaptive.used:
+                if pending:
+                    yield from zip(pending, self.scan(pending), strict=True)
+                    pending = []
+                yield record, self.scan([record])[0]
+                continue
             pending.append(record)
             if len(pending) >= batch:
-                yield from zip(pending, self.scan(pending), strict=False)
+                yield from zip(pending, self.scan(pending), strict=True)
                 pending = []
         if pending:
-            yield from zip(pending, self.scan(pending), strict=False)
+            yield from zip(pending, self.scan(pending), strict=True)
 
     def match(self, grouped: GroupedEvent) -> Matched:
         findings: dict[str, Finding] = {}
@@ -76,6 +95,8 @@ class Matcher:
         for record, hits in candidates:
             lines = record.message.split("\n") if record.lines > 1 or "\n" in record.message else [record.message]
             for owner in sorted(hits):
+                if owner == MARKER:
+                    continue
                 rule = self.rules.rules[owner // 2]
                 if owner % 2 == 0:
                     if rule.id in findings:

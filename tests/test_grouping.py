@@ -66,7 +66,7 @@ def test_build_output_event() -> None:
         "ninja: build stopped: subcommand failed.\n"
         "INFO healthy line again\n"
     )
-    found = events(text, hits_on=("FAILED", "error"))
+    found = events(text, hits_on=("nvcc", "FAILED", "error"))
     assert found[0].kind == "build" and len(found[0].records) == 5
 
 

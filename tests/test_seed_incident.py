@@ -7,6 +7,7 @@ re-bless them with `LOGSIFT_BLESS=1 make test` and review the diff.
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -61,7 +62,8 @@ def test_golden_json(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # evidence names the file as given: keep it relative
     code, out, _ = invoke("--format", "json", RELATIVE)
     assert code == 1
-    _golden("expected.json", out)
+    # The size of the rule library changes with every new rule; it is not part of this story.
+    _golden("expected.json", re.sub(r'"rules": \d+', '"rules": "<count>"', out))
 
 
 def test_golden_terminal_report(monkeypatch: pytest.MonkeyPatch) -> None:

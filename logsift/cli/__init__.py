@@ -21,6 +21,9 @@ DEFAULT_COMMAND = "triage"
 # name -> "module:attribute"; imported only when the command runs (or for its --help).
 COMMANDS: dict[str, str] = {
     "triage": "logsift.cli.triage:triage",
+    "patterns": "logsift.cli.patterns:patterns",
+    "explain": "logsift.cli.explain:explain",
+    "eval": "logsift.cli.eval:eval_command",
 }
 
 
@@ -50,6 +53,9 @@ class LogsiftGroup(click.Group):
 
 _SUMMARIES = {
     "triage": "Diagnose failed runs in logs (the default: `logsift FILE...`).",
+    "patterns": "List, check and try out the rule library (list, check, test).",
+    "explain": "Show why an event got its class: rules tried, matched, excluded, the winner.",
+    "eval": "Measure accuracy on a labelled corpus (a manifest.tsv of log files).",
 }
 
 

@@ -2,35 +2,70 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, Callable, TypeVar
 
 import click
 
-from logsift import readers
+from logsift import readers, sources
 from logsift.cli.options import color_option, patterns_option, rules_from, use_color
 from logsift.exceptions import UsageError
 from logsift.pipeline import analyze
-from logsift.records import Record, Severity
+from logsift.records import ReadProblems, Severity
 from logsift.reporters import REGISTRY as REPORTERS
 
 FAIL_ON = ("warning", "error", "critical")
+F = TypeVar("F", bound=Callable[..., Any])
+_BOOT_VALUE = re.compile(r"^(?:[0-9a-fA-F]{32})?(?:[+-]?\d+)?$")
 
 
-def _records(paths: tuple[str, ...], fmt: str) -> Iterator[Record]:
-    for path in paths or ("-",):
-        if path == "-" and sys.stdin.isatty():
-            raise UsageError("no input: pipe a log in (journalctl -u UNIT | logsift) or name files")
-        stream: BinaryIO = readers.open_input(path)
-        try:
-            yield from readers.read(stream, path, fmt)
-        finally:
-            if path != "-":
-                stream.close()
+def journal_options(function: F) -> F:
+    """The journal source options, as journalctl spells them (stackable on any command)."""
+    options = [
+        click.option("--file", "journal_files", multiple=True, metavar="FILE",
+                     help="Read a native .journal file (repeatable; globs allowed)."),
+        click.option("-D", "--directory", metavar="DIR", help="Read the journal files in DIR (several hosts are kept apart)."),
+        click.option("-u", "--unit", "units", multiple=True, metavar="UNIT",
+                     help="Only this unit, with systemd's own lines about it, as journalctl -u (repeatable)."),
+        click.option("-S", "--since", metavar="TIME", help="Entries at or after TIME ('2026-05-25 20:00', '-1h', 'today')."),
+        click.option("-U", "--until", metavar="TIME", help="Entries at or before TIME."),
+        click.option("-b", "--boot", metavar="[ID|OFFSET]", default=None,
+                     help="Only one boot: the latest with no value, -1 the one before, or a boot ID."),
+        click.option("--after-cursor", metavar="CURSOR", help="Entries after this journal cursor."),
+        click.option("--journal-reader", type=click.Choice(sources.BACKENDS), default="auto", show_default=True,
+                     help="Read the journal through systemd-python or a journalctl child process."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+class _TriageCommand(click.Command):
+    """`-b` takes an optional value as in journalctl: `-b` (the latest boot), `-b -1`, `-b ID`;
+    click alone would need a value, or read `-1` as an option."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        fixed: list[str] = []
+        index = 0
+        while index < len(args):
+            arg = args[index]
+            if arg == "--":
+                fixed.extend(args[index:])
+                break
+            if arg in ("-b", "--boot"):
+                following = args[index + 1] if index + 1 < len(args) else ""
+                taken = bool(following) and _BOOT_VALUE.match(following) is not None
+                fixed.append(f"--boot={following if taken else '0'}")
+                index += 2 if taken else 1
+                continue
+            fixed.append(arg)
+            index += 1
+        return super().parse_args(ctx, fixed)
+
+
+@click.command(cls=_TriageCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option("-f", "--format", "output", type=click.Choice(sorted(REPORTERS)), default="terminal",
               show_default=True, help="Report format.")
@@ -38,21 +73,31 @@ def _records(paths: tuple[str, ...], fmt: str) -> Iterator[Record]:
               help="Input format (journalctl -o name: short, short-iso, cat, ...); auto-detected by default.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
               help="Exit 1 only for incidents at or above this severity.")
+@journal_options
 @patterns_option
 @color_option
 def triage(files: tuple[str, ...], output: str, input_format: str, fail_on: str,
-           pattern_dirs: tuple[Path, ...], color: str) -> int:
-    """Diagnose failed runs in FILEs (or stdin): root cause, meaning, remediation, what to avoid.
+           pattern_dirs: tuple[Path, ...], color: str, journal_reader: str, **journal: Any) -> int:
+    """Diagnose failed runs in FILEs, stdin or the journal: root cause, meaning, remediation,
+    what to avoid.
 
     \b
       journalctl -u sglang-k26 --no-pager | logsift
       logsift --format json journal.txt
+      logsift -u sglang-k26 -b          (the live journal)
+      logsift --directory /srv/journals -u sglang-k26 --since -2h
     """
     if input_format != "auto" and input_format not in readers.REGISTRY:
         raise UsageError(f"unknown --input-format {input_format!r}; known: {', '.join(sorted(readers.REGISTRY))}")
+    selection = sources.select(files=journal.pop("journal_files"), **journal)
+    if not selection.wanted and "-" in (files or ("-",)) and sys.stdin.isatty():
+        raise UsageError("no input: pipe a log in (journalctl -u UNIT | logsift), name files, or use -u UNIT")
     rules = rules_from(pattern_dirs)
-    analysis = analyze(_records(files, input_format), rules)
+    problems = ReadProblems()
+    analysis = analyze(sources.records(files, input_format, selection, problems, journal_reader), rules)
     REPORTERS[output](analysis, sys.stdout, use_color(color) if output == "terminal" else False)
+    for warning in problems.warnings():
+        click.echo(f"logsift: warning: {warning}", err=True)
     threshold = Severity.parse(fail_on)
     return 1 if any(incident.severity >= threshold for incident in analysis.diagnosis.incidents) else 0
 

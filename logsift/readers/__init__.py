@@ -8,26 +8,54 @@ in `REGISTRY` (and one in `detect` if it can be recognised from its first bytes)
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator, Protocol
 
 from logsift.exceptions import InputError
+from logsift.readers.export import read_export
+from logsift.readers.json_reader import garbage, read_json, read_json_pretty
 from logsift.readers.lines import iter_lines
 from logsift.readers.text import TextReader
-from logsift.records import Record
+from logsift.readers.verbose import HEADER as VERBOSE_HEADER
+from logsift.readers.verbose import read_verbose
+from logsift.records import ReadProblems, Record
 
-Reader = Callable[[BinaryIO, str], Iterator[Record]]
+
+class Reader(Protocol):
+    """Bytes in, Records out; records it had to skip or cut are counted in `problems`."""
+
+    def __call__(self, stream: BinaryIO, source: str, problems: ReadProblems | None = None, /) -> Iterator[Record]: ...
+
 
 JOURNAL_MAGIC = b"LPKSHHRH"
 SNIFF = 64 * 1024
 
 
-def read_text(stream: BinaryIO, source: str) -> Iterator[Record]:
-    return TextReader(source).read(iter_lines(stream))
+def read_text(stream: BinaryIO, source: str, problems: ReadProblems | None = None) -> Iterator[Record]:
+    return TextReader(source).read(_without_garbage(iter_lines(stream), source, problems))
+
+
+def _without_garbage(lines: Iterable[str], source: str, problems: ReadProblems | None) -> Iterator[str]:
+    """Binary noise inside a text log (a NUL-filled block after a crash) becomes an empty line:
+    counted as a bad record, and the numbering of the lines after it stays right."""
+    for number, line in enumerate(lines, 1):
+        if "\0" in line and garbage(line):
+            if problems is not None:
+                problems.skip(f"line {number}" if source == "-" else f"{source}:{number}", "binary data, not a log line")
+            yield ""
+        else:
+            yield line
 
 
 REGISTRY: dict[str, Reader] = {
     "text": read_text,
+    "json": read_json,
+    "json-seq": read_json,
+    "json-sse": read_json,
+    "json-pretty": read_json_pretty,
+    "export": read_export,
+    "verbose": read_verbose,
 }
 # journalctl -o NAME for every text variant: one reader, the prefix is recognised per line.
 TEXT_FORMATS = ("short", "short-iso", "short-iso-precise", "short-precise", "short-full",
@@ -40,7 +68,7 @@ def detect(head: bytes) -> str:
     """Name the format of an input from its first bytes; "text" when nothing else fits."""
     if head.startswith(JOURNAL_MAGIC):
         return "journal-file"
-    sample = head[:SNIFF]
+    sample = head[:SNIFF].lstrip(b"\r\n")
     for name, test in DETECTORS:
         if test(sample):
             return name
@@ -55,7 +83,61 @@ def _binary(sample: bytes) -> bool:
     return bad > max(16, len(sample) // 20)
 
 
+def _lines(sample: bytes, count: int = 40) -> list[bytes]:
+    """The first complete, non-empty lines of a sample (the last one may be cut)."""
+    lines = sample.split(b"\n", count)[:count]
+    if len(lines) > 1 and not sample.endswith(b"\n"):
+        lines = lines[:-1]
+    return [line for line in lines if line.strip() and not line.startswith(b"-- ")]
+
+
+_EXPORT_FIELD = re.compile(rb"^[A-Z_][A-Z0-9_]*(?:=|$)")
+_JOURNAL_KEYS = (b'"MESSAGE"', b'"__CURSOR"', b'"__REALTIME_TIMESTAMP"')
+
+
+def _export(sample: bytes) -> bool:
+    # Field lines up to the first empty line, naming at least one of the journal's own fields.
+    entry = sample.split(b"\n\n", 1)[0]
+    first = entry.split(b"\n", 1)[0]
+    if not _EXPORT_FIELD.match(first):
+        return False
+    return any(key in entry for key in (b"__CURSOR=", b"__REALTIME_TIMESTAMP=", b"\nMESSAGE=", b"\nMESSAGE\n"))
+
+
+def _json_seq(sample: bytes) -> bool:
+    return sample.lstrip()[:2] == b"\x1e{"
+
+
+def _json_sse(sample: bytes) -> bool:
+    return sample.startswith(b"data: {")
+
+
+def _json_pretty(sample: bytes) -> bool:
+    lines = _lines(sample, 3)
+    return len(lines) >= 2 and lines[0].strip() == b"{" and lines[1].lstrip().startswith(b'"')
+
+
+def _json(sample: bytes) -> bool:
+    # Journal records (not an application's JSON logs) outnumber the other lines: a paste that
+    # mixes them is read by the JSON reader, which hands the text lines to the text reader.
+    lines = _lines(sample)
+    records = sum(1 for line in lines if line.lstrip()[:1] == b"{" and any(key in line for key in _JOURNAL_KEYS))
+    return records > 0 and records * 2 >= len(lines)
+
+
+def _verbose(sample: bytes) -> bool:
+    lines = _lines(sample, 3)
+    return (len(lines) >= 2 and lines[1].startswith(b"    ")
+            and VERBOSE_HEADER.match(lines[0].decode("utf-8", "replace").rstrip("\r")) is not None)
+
+
 DETECTORS: list[tuple[str, Callable[[bytes], bool]]] = [
+    ("export", _export),
+    ("json-seq", _json_seq),
+    ("json-sse", _json_sse),
+    ("json-pretty", _json_pretty),
+    ("json", _json),
+    ("verbose", _verbose),
     ("binary", _binary),
 ]
 
@@ -79,14 +161,16 @@ class _Peeked:
         return self._stream.read(size)
 
 
-def read(stream: BinaryIO, source: str = "-", fmt: str = "auto") -> Iterator[Record]:
-    """Records from one input; `fmt` is a REGISTRY name or "auto"."""
+def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadProblems | None = None) -> Iterator[Record]:
+    """Records from one input; `fmt` is a REGISTRY name or "auto". Skipped and cut records are
+    counted in `problems` (see logsift.sources for reading the journal itself)."""
     head = stream.read(SNIFF)
     peeked = _Peeked(stream, head)
     if fmt == "auto":
         fmt = detect(head)
         if fmt == "journal-file":
-            raise InputError("this is a native journal file; read it with --file", source)
+            raise InputError("this is a native journal file, which cannot be read from a pipe; "
+                             "name it: logsift --file PATH", source)
         if fmt == "binary":
             raise InputError(
                 "input looks like binary data, not a log (many NUL/control bytes in the first "
@@ -96,7 +180,7 @@ def read(stream: BinaryIO, source: str = "-", fmt: str = "auto") -> Iterator[Rec
     reader = REGISTRY.get(fmt)
     if reader is None:
         raise InputError(f"unknown input format {fmt!r}; known: {', '.join(sorted(REGISTRY))}")
-    return reader(peeked, source)  # type: ignore[arg-type]
+    return reader(peeked, source, problems)  # type: ignore[arg-type]
 
 
 def open_input(path: str) -> BinaryIO:

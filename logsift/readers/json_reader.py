@@ -19,7 +19,7 @@ import re
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from logsift.readers.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, cap_message, entry_record
-from logsift.readers.lines import CHUNK
+from logsift.readers.lines import CHUNK, TRUNCATED
 from logsift.readers.text import TextReader
 from logsift.records import ReadProblems, Record
 
@@ -34,7 +34,9 @@ except ImportError:  # pragma: no cover - depends on the installed extras
 
 LINE_CAP = MESSAGE_CAP + 64 * 1024  # a record holds MESSAGE plus its other fields
 TEXT_BATCH = 256  # non-JSON lines handed to the text reader at a time
-_RS = b"\x1e"
+NULL_MESSAGE = "[logsift: MESSAGE was null: journalctl drops values over 4096 bytes unless given --all]"
+# Deletes what binary noise is made of: C0 controls (but tab, CR, ESC) and U+FFFD from bad UTF-8.
+_NOISE = {code: None for code in [*range(0, 9), *range(10, 13), *range(14, 27), *range(28, 32), 0xFFFD]}
 _STRING = r'"((?:[^"\\]|\\.)*)"'
 _PAIR = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*(' + _STRING + r'|\[[^\[\]]*\]|\[(?:\[[^\[\]]*\],?\s*)*\]|null)')
 _OPEN_STRING = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*"((?:[^"\\]|\\.)*)\\?(?:u[0-9a-fA-F]{0,3})?$')
@@ -82,6 +84,8 @@ class JsonReader:
         self.source = source
         self.problems = problems if problems is not None else ReadProblems()
         self.text = TextReader(source)
+        self.pending: list[str] = []  # text lines waiting for the text reader
+        self.pending_start = 0
 
     def where(self, line: int) -> str:
         return f"line {line}" if self.source == "-" else f"{self.source}:{line}"
@@ -89,40 +93,42 @@ class JsonReader:
     # -- one object per line: json, json-seq, json-sse ----------------------------------------
 
     def read_lines(self, lines: Iterable[tuple[bytes, int]]) -> Iterator[Record]:
-        pending: list[str] = []
-        pending_start = 0
-        number = 0
-        for raw, dropped in lines:
-            number += 1
-            body = raw.strip(b" \t\r\x1e")
-            if body.startswith(b"data: "):
-                body = body[6:].lstrip()
-            if body[:1] == b"{":
-                if pending:
-                    yield from self.text.read(pending, pending_start)
-                    pending = []
-                record = self._object(body, dropped, number)
-                if record is not None:
-                    yield record
-                continue
-            if not body and not dropped:
-                continue
-            if _garbage(raw):
-                self.problems.skip(self.where(number), "binary data, not a log line")
-                continue
-            if not pending:
-                pending_start = number
-            pending.append(raw.decode("utf-8", "replace") + (f" [logsift: line truncated, {dropped} bytes dropped]" if dropped else ""))
-            if len(pending) >= TEXT_BATCH:
-                yield from self.text.read(pending, pending_start)
-                pending = []
-        if pending:
-            yield from self.text.read(pending, pending_start)
+        for number, (raw, dropped) in enumerate(lines, 1):
+            yield from self._line(number, raw, dropped)
+        yield from self._flush()
+
+    def _line(self, number: int, raw: bytes, dropped: int) -> Iterator[Record]:
+        body = raw.strip(b" \t\r\x1e")
+        if body.startswith(b"data: "):
+            body = body[6:].lstrip()
+        if body[:1] == b"{":
+            yield from self._flush()
+            record = self._object(body, dropped, number)
+            if record is not None:
+                yield record
+            return
+        if not body and not dropped:
+            return
+        text = raw.decode("utf-8", "replace")
+        if garbage(text):
+            self.problems.skip(self.where(number), "binary data, not a log line")
+            return
+        if not self.pending:
+            self.pending_start = number
+        self.pending.append(text + TRUNCATED.format(dropped) if dropped else text)
+        if len(self.pending) >= TEXT_BATCH:
+            yield from self._flush()
+
+    def _flush(self) -> Iterator[Record]:
+        if self.pending:
+            lines, self.pending = self.pending, []
+            yield from self.text.read(lines, self.pending_start)
 
     def _object(self, body: bytes, dropped: int, number: int) -> Record | None:
+        cut: str | None = None
         if dropped:
             self.problems.note("truncated", self.where(number))
-            fields = salvage(body.decode("utf-8", "replace"))
+            fields, cut = salvage(body.decode("utf-8", "replace"))
         else:
             try:
                 fields = _loads(body)
@@ -132,12 +138,12 @@ class JsonReader:
             if not isinstance(fields, dict):
                 self.problems.skip(self.where(number), "JSON that is not an object")
                 return None
-        return self._record(fields, number, dropped)
-
-    def _record(self, fields: dict[str, Any], number: int, dropped: int = 0) -> Record | None:
         if "MESSAGE" not in fields:
             self.problems.skip(self.where(number), "no MESSAGE field")
             return None
+        return self._record(fields, number, dropped if cut == "MESSAGE" else 0)
+
+    def _record(self, fields: dict[str, Any], number: int, dropped: int) -> Record:
         kept: dict[str, str] = {}
         nulls = 0
         for name, value in fields.items():
@@ -151,32 +157,28 @@ class JsonReader:
         value = fields["MESSAGE"]
         if value is None:
             nulls += 1
-            message = "[logsift: MESSAGE over 4096 bytes was null: journalctl ran without --all]"
+            message = NULL_MESSAGE
         else:
-            message, cut = cap_message(_bytes(value), dropped if _cut_field(fields) == "MESSAGE" else 0)
+            message, cut = cap_message(_bytes(value), dropped)
             if cut and not dropped:
                 self.problems.note("truncated", self.where(number))
-        if nulls:
-            for _ in range(nulls):
-                self.problems.note("null", self.where(number))
+        for _ in range(nulls):
+            self.problems.note("null", self.where(number))
         return entry_record(kept, message, number, self.source)
 
     # -- json-pretty: one object over many lines ------------------------------------------------
 
     def read_pretty(self, lines: Iterable[tuple[bytes, int]]) -> Iterator[Record]:
         body: list[bytes] = []
-        size = 0
-        dropped = 0
-        start = 0
-        number = 0
-        for raw, cut in lines:
-            number += 1
+        size = dropped = start = 0
+        for number, (raw, cut) in enumerate(lines, 1):
             line = raw.rstrip(b"\r")
             if not body:
                 if line.strip() == b"{":
+                    yield from self._flush()
                     body, size, dropped, start = [line], len(line), cut, number
-                elif line.strip():
-                    yield from self.read_lines([(raw, cut)])  # a stray line: json or text
+                else:  # a compact record or a text line between objects
+                    yield from self._line(number, raw, cut)
                 continue
             if size + len(line) <= LINE_CAP:
                 body.append(line)
@@ -189,6 +191,7 @@ class JsonReader:
                 if record is not None:
                     yield record
                 body = []
+        yield from self._flush()
         if body:
             self.problems.skip(self.where(start), "JSON object cut short by the end of the input")
 
@@ -215,11 +218,7 @@ def _bytes(value: Any) -> bytes:
     return str(value).encode()
 
 
-def _cut_field(fields: dict[str, Any]) -> str | None:
-    return next(iter(fields)) if fields.get("\0cut") else None
-
-
-def salvage(text: str) -> dict[str, Any]:
+def salvage(text: str) -> tuple[dict[str, Any], str | None]:
     """The fields of a JSON object cut after `LINE_CAP` bytes: the complete ones, and the
     beginning of the value that the cut went through (journalctl orders keys at random)."""
     fields: dict[str, Any] = {}
@@ -242,18 +241,17 @@ def salvage(text: str) -> dict[str, Any]:
     elif open_bytes is not None:
         numbers = [int(part) for part in open_bytes.group(2).replace(" ", "").split(",") if part.isdigit()]
         cut = (open_bytes.group(1), [number for number in numbers if number < 256])
-    if cut is not None:
-        # Put the cut field first and flag it, so that _record marks the right value as cut.
-        fields = {cut[0]: cut[1], **{k: v for k, v in fields.items() if k != cut[0]}, "\0cut": True}
-    return fields
+    if cut is None:
+        return fields, None
+    fields[cut[0]] = cut[1]
+    return fields, cut[0]
 
 
-def _garbage(line: bytes) -> bool:
-    """Binary noise rather than a log line: many NULs or control bytes."""
-    if b"\0" not in line and len(line) < 8:
-        return False
-    controls = sum(1 for byte in line[:4096] if byte < 32 and byte not in (9, 13, 27))
-    return controls > max(2, min(len(line), 4096) // 10)
+def garbage(text: str) -> bool:
+    """Binary noise rather than a log line: many control characters or undecodable bytes."""
+    head = text[:4096]
+    bad = len(head) - len(head.translate(_NOISE))
+    return bad > 2 and bad > len(head) // 10
 
 
 def read_json(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Iterable, Iterator
+from contextvars import ContextVar
+from typing import Callable, Iterable, Iterator, Protocol
 
 from logsift.records import Record
 from logsift.sanitize import strip_ansi
@@ -40,6 +41,35 @@ _RAY = re.compile(r"^\((?P<ident>[\w:.-]+) pid=(?P<pid>\d+)(?:, ip=[\d.]+)?\) (?
 _UNIT_SUFFIX = (".service", ".scope", ".socket", ".timer", ".mount", ".slice", ".target")
 
 
+BATCH = 2048
+
+
+class Acceleration(Protocol):
+    """Lets the consumer skip parsing: see TextReader.read."""
+
+    used: bool
+
+    def flagged(self, batch: list[str]) -> list[bool]: ...
+
+    def busy(self) -> bool: ...
+
+
+# Set by the pipeline while it consumes records, so that every TextReader it reads from (several
+# files, chained) skips unflagged lines, whoever created the reader.
+ACCELERATION: ContextVar[Acceleration | None] = ContextVar("logsift_text_acceleration", default=None)
+
+
+def _batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 class TextReader:
     """Turns lines into Records; one instance per input, because it keeps a little state."""
 
@@ -51,33 +81,67 @@ class TextReader:
         self.order = list(PREFIXES.items())
         self.boot: str | None = None
         self.local = now.tzinfo
+        self.lines = 0  # input lines read so far, skipped ones included
 
-    def read(self, lines: Iterable[str], first_line: int = 1) -> Iterator[Record]:
+    def read(
+        self,
+        lines: Iterable[str],
+        first_line: int = 1,
+        flagged: Callable[[list[str]], list[bool]] | None = None,
+        busy: Callable[[], bool] | None = None,
+    ) -> Iterator[Record]:
+        """Records from lines. With `flagged` (a prefilter over raw lines, called per batch)
+        and `busy` (whether a consumer still wants every line), an entry whose lines are not
+        flagged is skipped unparsed while the consumer is not busy: most healthy lines then cost
+        one prefilter pass and no parsing. Each record is yielded before the next entry is
+        looked at, so `busy` sees the consumer's state after the previous record.
+        """
+        if flagged is None and busy is None:
+            acceleration = ACCELERATION.get()
+            if acceleration is not None:
+                acceleration.used = True
+                flagged, busy = acceleration.flagged, acceleration.busy
         pending: Record | None = None
         continuation: list[str] = []
+        skipped: tuple[str, int] | None = None  # the unparsed first line of a skipped entry
         number = first_line - 1
-        for raw in lines:
-            number += 1
-            line = strip_ansi(raw) if "\x1b" in raw else raw
-            if pending is not None and line[:1] in (" ", "\t") and not self._prefix(line):
-                continuation.append(line)
-                continue
-            if pending is not None:
-                yield self._finish(pending, continuation)
-                pending, continuation = None, []
-            if line.startswith("-- "):
-                marker = _MARKER.match(line)
-                if marker:
-                    if marker.group("boot"):
-                        self.boot = marker.group("boot")
+        for batch in _batches(lines, BATCH):
+            marks = flagged(batch) if flagged is not None else None
+            for index, raw in enumerate(batch):
+                number += 1
+                line = strip_ansi(raw) if "\x1b" in raw else raw
+                if line[:1] in (" ", "\t") and not self._prefix(line):
+                    if pending is None and skipped is not None and marks is not None and marks[index]:
+                        # A flagged continuation line: parse the entry it belongs to after all.
+                        match = self._prefix(skipped[0])
+                        if match is not None:
+                            pending = self._journal(match, skipped[1])
+                    if pending is not None:
+                        continuation.append(line)
+                        continue
+                    if skipped is not None and (marks is None or not marks[index]):
+                        continue  # a continuation line of a skipped entry
+                if pending is not None:
+                    yield self._finish(pending, continuation)
+                    pending, continuation = None, []
+                skipped = None
+                if line.startswith("-- "):
+                    marker = _MARKER.match(line)
+                    if marker:
+                        if marker.group("boot"):
+                            self.boot = marker.group("boot")
+                        continue
+                if marks is not None and not marks[index] and not (busy is not None and busy()):
+                    skipped = (line, number)
                     continue
-            match = self._prefix(line)
-            if match is not None:
-                pending = self._journal(match, number)
-            else:
-                yield self._plain(line, number)
+                match = self._prefix(line)
+                if match is not None:
+                    pending = self._journal(match, number)
+                else:
+                    yield self._plain(line, number)
         if pending is not None:
             yield self._finish(pending, continuation)
+        self.lines = number
 
     def _prefix(self, line: str) -> re.Match[str] | None:
         for index, (_name, pattern) in enumerate(self.order):

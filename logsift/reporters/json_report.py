@@ -43,7 +43,6 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "unclassified": list(unclassified.values()),
         "summary": {
             "lines": analysis.counts.lines,
-            "records": analysis.counts.records,
             "events": analysis.counts.events,
             "runs": len(diagnosis.runs),
             "incidents": len(diagnosis.incidents),

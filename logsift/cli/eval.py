@@ -1,0 +1,139 @@
+"""`logsift eval MANIFEST`: top-1 accuracy of the diagnosis on a labelled corpus of log files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from logsift.cli.options import patterns_option, rules_from
+from logsift.evaluation import Outcome, Report, evaluate, load_manifest, rule_predictor
+from logsift.reporters.common import clip
+from logsift.sanitize import redact, safe
+
+EVIDENCE_WIDTH = 100
+CONFUSIONS = 10
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--cases-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory the manifest's file paths are relative to (default: the manifest's own).")
+@click.option("-f", "--format", "output", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="Report format.")
+@click.option("--min-accuracy", type=click.FloatRange(0.0, 1.0), default=None, metavar="X",
+              help="Exit 1 when top-1 accuracy is below X (0 to 1), for CI.")
+@patterns_option
+def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accuracy: float | None,
+                 pattern_dirs: tuple[Path, ...]) -> int:
+    """Run the diagnosis on every case of MANIFEST and measure it against the labels.
+
+    MANIFEST is a TSV with the columns file, class, accept (other fair answers, |-separated).
+    The prediction for a case is the root cause of its incident with the highest (severity,
+    priority), the latest on a tie, or "unknown" when no incident is found.
+
+    \b
+      logsift eval ../shared/corpus/issues/manifest.tsv
+      logsift eval manifest.tsv --format markdown --min-accuracy 0.9
+    """
+    cases = load_manifest(manifest, cases_dir)
+    report = evaluate(cases, rule_predictor(rules_from(pattern_dirs)))
+    if output == "json":
+        click.echo(json.dumps(as_dict(report), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render(report, markdown=output == "markdown"), nl=False)
+    if min_accuracy is not None and report.accuracy < min_accuracy:
+        click.echo(f"logsift: accuracy {report.accuracy:.3f} is below --min-accuracy {min_accuracy}", err=True)
+        return 1
+    return 0
+
+
+def render(report: Report, markdown: bool = False) -> str:
+    fmt = "github" if markdown else "simple"
+    lines: list[str] = []
+
+    def heading(text: str) -> None:
+        lines.extend(["", f"## {text}", ""] if markdown else ["", f"{text}:"])
+
+    total = report.total
+    summary = [
+        f"Cases: {total}",
+        f"Top-1 accuracy: {report.accuracy:.3f} ({report.correct}/{total})",
+        f"Unknown rate: {report.unknown_rate:.3f} ({report.unknown}/{total})",
+        f"Crashes: {len(report.crashes)}",
+    ]
+    if markdown:
+        lines.extend(["# Evaluation", "", *(f"- {line}" for line in summary)])
+    else:
+        lines.extend(summary)
+    heading("Per class")
+    rows = [_metrics_row(row) for row in report.per_class()]
+    rows.append(_metrics_row(report.macro()))
+    lines.append(tabulate(rows, headers=("class", "precision", "recall", "f1", "support", "predicted"),
+                          tablefmt=fmt, disable_numparse=True, colalign=("left", "right", "right", "right", "right", "right")))
+    confusions = report.confusions(CONFUSIONS)
+    if confusions:
+        heading("Most frequent confusions")
+        lines.append(tabulate([(count, expected, predicted) for expected, predicted, count in confusions],
+                              headers=("count", "expected", "predicted"), tablefmt=fmt))
+    if report.misses:
+        heading("Misses")
+        lines.append(tabulate([_miss_row(outcome, markdown) for outcome in report.misses],
+                              headers=("file", "expected", "predicted", "evidence"), tablefmt=fmt))
+    if report.crashes:
+        heading("Crashes")
+        lines.extend(f"{'- ' if markdown else '  '}{outcome.case.name}: {safe(outcome.error or '')}"
+                     for outcome in report.crashes)
+    return "\n".join(lines) + "\n"
+
+
+def _metrics_row(row: Any) -> tuple[str, str, str, str, int, int]:
+    return (row.label, f"{row.precision:.2f}", f"{row.recall:.2f}", f"{row.f1:.2f}", row.support, row.predicted)
+
+
+def _miss_row(outcome: Outcome, markdown: bool) -> tuple[str, str, str, str]:
+    prediction = outcome.prediction
+    if outcome.error is not None:
+        evidence = outcome.error
+    elif prediction.line is not None:
+        evidence = f"{prediction.line}: {' '.join(prediction.text.split())}"
+    else:
+        evidence = "-"
+    evidence = safe(evidence)
+    if len(evidence) > EVIDENCE_WIDTH:
+        evidence = evidence[: EVIDENCE_WIDTH - 3] + "..."
+    if markdown:
+        evidence = evidence.replace("|", "\\|")
+    return (outcome.case.name, outcome.case.expected, outcome.predicted, evidence)
+
+
+def as_dict(report: Report) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "cases": report.total,
+        "correct": report.correct,
+        "accuracy": round(report.accuracy, 4),
+        "unknown": report.unknown,
+        "unknown_rate": round(report.unknown_rate, 4),
+        "crashes": len(report.crashes),
+        "per_class": [
+            {"class": row.label, "precision": round(row.precision, 4), "recall": round(row.recall, 4),
+             "f1": round(row.f1, 4), "support": row.support, "predicted": row.predicted}
+            for row in report.per_class()
+        ],
+        "confusions": [{"expected": expected, "predicted": predicted, "count": count}
+                       for expected, predicted, count in report.confusions(CONFUSIONS)],
+        "outcomes": [
+            {
+                "file": outcome.case.name, "expected": outcome.case.expected, "accept": list(outcome.case.accept),
+                "predicted": outcome.predicted, "correct": outcome.correct,
+                "line": outcome.prediction.line, "text": clip(redact(outcome.prediction.text)) or None,
+                "source": outcome.prediction.source, "confidence": outcome.prediction.confidence,
+                "error": outcome.error, "seconds": round(outcome.seconds, 4),
+            }
+            for outcome in report.outcomes
+        ],
+    }

@@ -1,0 +1,89 @@
+"""The journal without systemd-python: run `journalctl -o export --all` with the same filters
+and read its output with the export reader.
+
+Export is binary-safe and complete (`--all`: nothing nulled or shown as blob data), and
+journalctl applies its own semantics to -u, -b, --since and --after-cursor, which the native
+reader mirrors. Records are renumbered as the lines of `journalctl ... -o short` for the same
+selection, as the native reader numbers them, so both paths point at the same line.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import replace
+from typing import Iterator
+
+from logsift.exceptions import InputError
+from logsift.readers.export import ExportReader
+from logsift.records import ReadProblems, Record
+from logsift.sources import Selection
+
+PIPE_SIZE = 1 << 20  # a bigger pipe lets journalctl run ahead of the reader (PERFORMANCE.md)
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+
+def command(selection: Selection, journalctl: str = "journalctl") -> list[str]:
+    argv = [journalctl, "--output=export", "--all", "--no-pager", "--quiet"]
+    argv.extend(f"--file={path}" for path in selection.files)
+    if selection.directory:
+        argv.append(f"--directory={selection.directory}")
+    argv.extend(f"--unit={unit}" for unit in selection.units)
+    if selection.since_usec is not None:
+        argv.append(f"--since=@{selection.since_usec / 1e6:.6f}")
+    if selection.until_usec is not None:
+        argv.append(f"--until=@{selection.until_usec / 1e6:.6f}")
+    if selection.boot is not None:
+        argv.append(f"--boot={selection.boot or '0'}")
+    if selection.after_cursor:
+        argv.append(f"--after-cursor={selection.after_cursor}")
+    return argv
+
+
+def find_journalctl() -> str | None:
+    return shutil.which("journalctl") or next(
+        (path for path in ("/usr/bin/journalctl", "/bin/journalctl") if os.access(path, os.X_OK)), None
+    )
+
+
+def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
+                    journalctl: str | None = None) -> Iterator[Record]:
+    """Records of the selected entries, read from a journalctl child process."""
+    problems = problems if problems is not None else ReadProblems()
+    program = journalctl or find_journalctl()
+    if program is None:
+        raise InputError("cannot read the journal: neither systemd-python nor journalctl is installed; "
+                         "install one: pip install 'logsift[journal]' (needs apt-get install libsystemd-dev "
+                         "pkg-config gcc), or apt-get install systemd")
+    source = selection.source
+    with tempfile.TemporaryFile() as errors:
+        # stderr to a file, not a pipe: a chatty journalctl must not block while we read stdout.
+        child = subprocess.Popen(command(selection, program), stdout=subprocess.PIPE, stderr=errors,
+                                 stdin=subprocess.DEVNULL, env={**os.environ, "SYSTEMD_COLORS": "0"})
+        assert child.stdout is not None
+        try:
+            try:
+                fcntl.fcntl(child.stdout.fileno(), F_SETPIPE_SZ, PIPE_SIZE)
+            except OSError:
+                pass  # a smaller pipe only costs speed
+            line = 1
+            boot: str | None = None
+            for record in ExportReader(source, problems).read(child.stdout):
+                if boot is not None and record.boot != boot:
+                    line += 1  # journalctl -o short prints "-- Boot ... --" here
+                boot = record.boot
+                yield replace(record, line=line)
+                line += record.lines
+            status = child.wait()
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            child.stdout.close()
+        if status != 0:
+            errors.seek(0)
+            message = " ".join(errors.read(4096).decode("utf-8", "replace").split()) or f"exit status {status}"
+            raise InputError(f"journalctl failed: {message}", source)

@@ -1,0 +1,199 @@
+"""Where records come from: the command line's sources as one iterator of Records.
+
+- FILE arguments and stdin: the format is detected from the first bytes (readers.detect); a
+  FILE that is a native journal file is read as the journal.
+- The journal: `--file`, `--directory`, or the live journal of this machine, selected with
+  `-u`, `--since`, `--until`, `-b` and `--after-cursor` as journalctl selects. Read through
+  systemd-python when it is installed (readers/native.py), else through `journalctl -o export`
+  (readers/journalctl.py).
+
+What had to be skipped or cut is counted in a ReadProblems for the caller to report; an input
+in which nothing at all could be read is an InputError.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import BinaryIO, Iterable, Iterator
+
+from logsift import readers
+from logsift.exceptions import InputError, UsageError
+from logsift.records import ReadProblems, Record
+
+BACKENDS = ("auto", "python", "journalctl")
+UNIT_TYPES = (".service", ".socket", ".target", ".device", ".mount", ".automount", ".swap", ".timer",
+              ".path", ".slice", ".scope")
+_BOOT = re.compile(r"^(?:[0-9a-fA-F]{32})?(?:[+-]?\d+)?$")
+_RELATIVE = re.compile(r"^(?P<sign>[+-])?\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)(?P<ago>\s+ago)?$")
+_UNITS_S = {
+    "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1, "sec": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400, "w": 604800, "week": 604800, "weeks": 604800,
+    "M": 2629800, "month": 2629800, "months": 2629800, "y": 31557600, "year": 31557600, "years": 31557600,
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which journal entries to read: the journal options of the command line, checked."""
+
+    files: tuple[str, ...] = ()
+    directory: str | None = None
+    units: tuple[str, ...] = ()
+    since_usec: int | None = None
+    until_usec: int | None = None
+    boot: str | None = None  # None: every boot; "0": the latest; "-1", "2", or a boot ID
+    after_cursor: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The name used in messages and in each Record's `source`."""
+        if self.directory:
+            return self.directory
+        if len(self.files) == 1:
+            return self.files[0]
+        return "journal"
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the command line asked for the journal at all."""
+        return bool(self.files or self.directory or self.units or self.since_usec is not None
+                    or self.until_usec is not None or self.boot is not None or self.after_cursor)
+
+
+def mangle_unit(name: str) -> str:
+    """`sglang-k26` -> `sglang-k26.service`, as journalctl does; globs are left alone."""
+    if any(char in name for char in "*?[") or name.endswith(UNIT_TYPES):
+        return name
+    return name + ".service"
+
+
+def select(files: Iterable[str] = (), directory: str | None = None, units: Iterable[str] = (),
+           since: str | None = None, until: str | None = None, boot: str | None = None,
+           after_cursor: str | None = None, now: datetime | None = None) -> Selection:
+    """A Selection from the option values as typed, with a UsageError for any that is wrong."""
+    paths: list[str] = []
+    for pattern in files:
+        matched = sorted(glob.glob(pattern)) if any(char in pattern for char in "*?[") else [pattern]
+        if not matched:
+            raise UsageError(f"--file {pattern}: no such file")
+        paths.extend(matched)
+    if paths and directory:
+        raise UsageError("give either --file or --directory, not both")
+    if boot is not None and not _BOOT.match(boot.strip()):
+        raise UsageError(f"-b {boot!r}: give a boot ID (journalctl --list-boots) or an offset such as 0 or -1")
+    if after_cursor and since:
+        raise UsageError("give either --since or --after-cursor, not both")
+    since_usec = parse_time(since, "--since", now) if since else None
+    until_usec = parse_time(until, "--until", now) if until else None
+    if since_usec is not None and until_usec is not None and since_usec > until_usec:
+        raise UsageError("--since is after --until")
+    return Selection(tuple(paths), directory, tuple(units), since_usec, until_usec,
+                     boot.strip() if boot is not None else None, after_cursor or None)
+
+
+def parse_time(text: str, option: str = "--since", now: datetime | None = None) -> int:
+    """A journalctl time (local time unless it says otherwise) as microseconds since the epoch:
+    "2026-05-25 20:11:00", "2026-05-25T20:11:00Z", "20:11", "today", "yesterday", "now",
+    "-1h", "30min ago", "@1779739862"."""
+    now = (now or datetime.now(timezone.utc)).astimezone()
+    value = text.strip()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    named = {"now": now, "today": midnight, "yesterday": midnight - timedelta(days=1),
+             "tomorrow": midnight + timedelta(days=1)}
+    stamp: datetime | None = named.get(value)
+    if stamp is None and value.startswith("@"):
+        try:
+            return round(float(value[1:]) * 1e6)
+        except ValueError:
+            stamp = None
+    if stamp is None:
+        relative = _RELATIVE.match(value)
+        if relative is not None and relative.group("unit") in _UNITS_S and (relative.group("sign") or relative.group("ago")):
+            seconds = float(relative.group("amount")) * _UNITS_S[relative.group("unit")]
+            future = relative.group("sign") == "+" and not relative.group("ago")
+            stamp = now + timedelta(seconds=seconds if future else -seconds)
+    if stamp is None:
+        stamp = _absolute(value, now)
+    if stamp is None:
+        raise UsageError(f"{option} {text!r}: not a time; use e.g. '2026-05-25 20:11:00', '-1h', 'today' or '@1779739862'")
+    return round((stamp - _EPOCH).total_seconds() * 1e6)
+
+
+def _absolute(value: str, now: datetime) -> datetime | None:
+    if re.fullmatch(r"\d\d:\d\d(?::\d\d)?", value):
+        value = f"{now:%Y-%m-%d} {value}"
+    try:
+        stamp = datetime.fromisoformat(value.replace(" UTC", "+00:00").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.astimezone()  # a naive time is local time, as journalctl reads it
+
+
+def journal_records(selection: Selection, problems: ReadProblems, backend: str = "auto") -> Iterator[Record]:
+    """Records of the journal: systemd-python when installed (or asked for), else journalctl."""
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown journal reader {backend!r}; known: {', '.join(BACKENDS)}")
+    if backend != "journalctl":
+        try:
+            from logsift.readers import native
+        except ImportError:
+            if backend == "python":
+                raise InputError("systemd-python is not installed: pip install 'logsift[journal]' "
+                                 "(it compiles: apt-get install libsystemd-dev pkg-config gcc)") from None
+        else:
+            return native.read_journal(selection, problems)
+    from logsift.readers.journalctl import read_journalctl
+
+    return read_journalctl(selection, problems)
+
+
+def file_records(paths: Iterable[str], fmt: str, problems: ReadProblems, backend: str = "auto") -> Iterator[Record]:
+    """Records of FILE arguments ("-" is stdin), each in its own (detected) format."""
+    for path in paths:
+        stream: BinaryIO = readers.open_input(path)
+        try:
+            if path != "-" and fmt == "auto" and _is_journal_file(stream):
+                stream.close()
+                yield from journal_records(Selection(files=(path,)), problems, backend)
+                continue
+            yield from readers.read(stream, path, fmt, problems)
+        finally:
+            if path != "-":
+                stream.close()
+
+
+def records(paths: Iterable[str], fmt: str, selection: Selection, problems: ReadProblems,
+            backend: str = "auto") -> Iterator[Record]:
+    """Every record the command line names; bad ones counted in `problems`. Raises InputError
+    at the end when nothing at all could be read but something was skipped (pure garbage)."""
+    paths = tuple(paths)
+    if selection.wanted:
+        if paths:
+            raise UsageError("FILE arguments cannot be combined with journal options (--file, --directory, "
+                             "-u, -b, --since, --until, --after-cursor); filter with journalctl first: "
+                             "journalctl -u UNIT -b | logsift")
+        source = journal_records(selection, problems, backend)
+    else:
+        source = file_records(paths or ("-",), fmt, problems, backend)
+    count = 0
+    for record in source:
+        count += 1
+        yield record
+    if not count and problems.bad.count:
+        raise InputError(f"nothing could be read: {problems.warnings()[0]}")
+
+
+def _is_journal_file(stream: BinaryIO) -> bool:
+    try:
+        if not stream.seekable():
+            return False
+        head = stream.read(len(readers.JOURNAL_MAGIC))
+        stream.seek(0)
+    except OSError:
+        return False
+    return head == readers.JOURNAL_MAGIC

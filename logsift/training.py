@@ -1,0 +1,247 @@
+"""What the learned fallback reads, and what it learns from.
+
+The model names a class for one *line* of an event, the way a rule does: a failure class is
+almost always recognisable from one line ("fatal error: curand.h: No such file or directory"),
+and a line-level model keeps the evidence a person can check. `candidate_lines` picks the lines
+of an event worth asking about (exception and error lines, not traceback frames or compiler
+command lines); training and prediction both go through it, so they see the same kind of text.
+
+Training data comes from the rule library itself, never from the evaluation corpus:
+- every line of an annotated sample block (`patterns/<area>/<name>.log`) that a class rule
+  matches is an example of that class; the other candidate lines of the block are examples of
+  NONE ("this line names no class"), and so are lines that only catch-alls, wrappers or systemd
+  lifecycle rules match, because those say *that* something failed, not why;
+- scenario fixtures (`fixtures/**/expected.json` beside `journal.txt`) add the line each expected
+  run names as its cause, and their other candidate lines as NONE.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from logsift.masking import mask, strip_prefix
+from logsift.matching import Matched, Matcher
+from logsift.pipeline import Counts, match_events
+from logsift.readers.text import TextReader
+from logsift.records import Event, Finding
+from logsift.rules import Rule, RuleSet
+from logsift.samples import parse_samples
+
+NONE = "none"  # the label of lines that name no failure class
+MAX_CANDIDATES = 40  # per event: the first and last halves when there are more
+MAX_LINE = 400  # characters of one line the model reads
+
+_FAILURE = re.compile(
+    r"(?i)\b(?:errors?|fatal|fail(?:ed|ure|s|ing)?|exception|killed|abort(?:ed)?|panic|"
+    r"segmentation fault|core dumped|cannot|can't|could not|couldn't|unable to|not found|no such|"
+    r"refused|denied|timed out|timeout|unsupported|not supported|insufficient|invalid|illegal|"
+    r"out of memory|mismatch|incompatible|corrupt(?:ed)?|undefined symbol|not available|exceeded|"
+    r"exhausted|requires?|too old|no module named)\b"
+)
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Warning)\b")
+_QUIET = re.compile(r"^(?:INFO|DEBUG|TRACE)\b|^\[?(?:INFO|DEBUG)\]|^I\d{4} |\bNCCL INFO\b")
+# Lines that carry no words of the failure itself.
+_NOISE = re.compile(
+    r"^(?:Traceback \(most recent call last\)|File \"[^\"]*\", line \d+|frame #\d+:|"
+    r"The above exception was the direct cause|During handling of the above exception|"
+    r"[\^~|\s]+$|\[\d+/\d+\] |-- |\d+ \|)"
+)
+
+
+def weak(rule: Rule | None) -> bool:
+    """A finding of this rule does not claim its event: catch-alls, wrappers, low-priority
+    generic classes (systemd's own lines) and signals say *that* something failed, not why."""
+    if rule is None:
+        return True
+    return rule.signal is not None or rule.priority <= 30 or bool({"catch-all", "wrapper"} & set(rule.tags))
+
+
+def model_classes(rules: RuleSet) -> set[str]:
+    return {rule.id for rule in rules.rules if not weak(rule)}
+
+
+def event_lines(event: Event) -> Iterator[tuple[int, str]]:
+    for record in event.records:
+        if record.lines > 1 or "\n" in record.message:
+            for offset, text in enumerate(record.message.split("\n")):
+                yield record.line + offset, text
+        else:
+            yield record.line, record.message
+
+
+def candidate_lines(event: Event) -> list[tuple[int, str]]:
+    """(line number, text) of the lines of an event that the model is asked about."""
+    found: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    after_frame = False
+    traceback = event.kind == "traceback"
+    for number, raw in event_lines(event):
+        body = strip_prefix(raw)
+        indented = body[:1] in (" ", "\t")
+        stripped = body.strip()
+        if not stripped or _NOISE.match(stripped):
+            after_frame = stripped.startswith('File "')
+            continue
+        if traceback and indented and after_frame:
+            after_frame = False
+            continue  # the source line under a frame: code, not a message
+        after_frame = False
+        if not (_FAILURE.search(stripped) or _EXCEPTION.match(stripped)) or _QUIET.search(stripped):
+            continue
+        key = mask(stripped)
+        if key in seen:
+            continue
+        seen.add(key)
+        found.append((number, stripped[:MAX_LINE]))
+    if len(found) > MAX_CANDIDATES:
+        half = MAX_CANDIDATES // 2
+        found = found[:half] + found[-half:]
+    return found
+
+
+def needs_model(matched: Matched, rules: RuleSet) -> bool:
+    """An event that looks like a failure and that no class rule claimed."""
+    event = matched.event.event
+    if event.kind == "lifecycle":
+        return False
+    if any(not weak(rules.by_id.get(finding.rule_id)) for finding in matched.findings):
+        return False
+    if event.kind in ("traceback", "build"):
+        return True
+    return any(
+        (_FAILURE.search(text) or _EXCEPTION.match(text)) and not _QUIET.search(text)
+        for text in (strip_prefix(raw).strip() for _, raw in event_lines(event))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    text: str  # masked line
+    label: str  # a class id, or NONE
+    group: str  # the sample block or fixture it came from: cross-validation keeps groups apart
+
+
+def model_text(line: str) -> str:
+    return mask(strip_prefix(line.strip()))[:MAX_LINE]
+
+
+def training_examples(
+    rules: RuleSet, fixture_dirs: Iterable[Path] = (), exclude: Iterable[str] = ()
+) -> list[Example]:
+    """Examples from the rule library's samples and the scenario fixtures, minus `exclude`d classes.
+
+    An excluded class is gone entirely: its sample file is not read and a line that its rule
+    matches in another file is dropped, not relabelled NONE, so the model never sees it.
+    """
+    excluded = set(exclude)
+    matcher = Matcher(rules)
+    classes = model_classes(rules) - excluded
+    examples: list[Example] = []
+    for rule in rules.rules:
+        if rule.id in excluded or not rule.sample_path.exists():
+            continue
+        blocks, _ = parse_samples(rule.sample_path)
+        for block in blocks:
+            if block.rule_id in excluded:
+                continue
+            group = f"{rule.sample_path.name}:{block.line}"
+            matched = _match(block.lines, matcher)
+            if block.kind == "ruleid" and not any(
+                finding.rule_id == block.rule_id for item in matched for finding in item.findings
+            ):
+                continue  # a sample its own rule misses: the sample check reports it
+            examples.extend(_label(matched, classes, excluded, {}, group))
+    for directory in fixture_dirs:
+        for expected in sorted(directory.rglob("expected.json")):
+            journal = expected.with_name("journal.txt")
+            if journal.exists():
+                truth = _expected_lines(expected)
+                lines = journal.read_text(encoding="utf-8", errors="replace").splitlines()
+                group = str(expected.parent.name)
+                examples.extend(_label(_match(lines, matcher), classes, excluded, truth, group))
+    return _deduplicate(examples)
+
+
+def _match(lines: list[str], matcher: Matcher) -> list[Matched]:
+    return list(match_events(matcher, TextReader("training").read(lines), Counts()))
+
+
+def _label(
+    matched: list[Matched], classes: set[str], excluded: set[str], truth: dict[int, str], group: str
+) -> Iterator[Example]:
+    for item in matched:
+        event = item.event.event
+        if event.kind == "lifecycle":
+            continue
+        by_line: dict[int, list[Finding]] = {}
+        for finding in item.findings:
+            by_line.setdefault(finding.line, []).append(finding)
+        lines = dict(candidate_lines(event))
+        for finding in item.findings:
+            lines.setdefault(finding.line, finding.text)
+        for number, text in sorted(lines.items()):
+            found = by_line.get(number, [])
+            if any(finding.rule_id in excluded for finding in found):
+                continue
+            named = sorted((f for f in found if f.rule_id in classes), key=lambda f: -f.priority)
+            label = truth.get(number) or (named[0].rule_id if named else NONE)
+            if label in excluded:
+                continue
+            if label != NONE and label not in classes:
+                label = NONE
+            yield Example(model_text(text), label, group)
+
+
+def _expected_lines(path: Path) -> dict[int, str]:
+    """Line -> class of each run's cause recorded in a fixture's expected.json."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    found: dict[int, str] = {}
+    for incident in data.get("incidents", []):
+        for run in incident.get("runs", []):
+            if isinstance(run.get("line"), int) and isinstance(run.get("class"), str):
+                found[run["line"]] = run["class"]
+    return found
+
+
+def _deduplicate(examples: list[Example]) -> list[Example]:
+    """One example per (text, label); a text that names a class somewhere is not also NONE."""
+    named = {example.text for example in examples if example.label != NONE}
+    seen: set[tuple[str, str]] = set()
+    kept: list[Example] = []
+    for example in examples:
+        key = (example.text, example.label)
+        if key in seen or (example.label == NONE and example.text in named) or not example.text:
+            continue
+        seen.add(key)
+        kept.append(example)
+    return kept
+
+
+def fixture_digest(fixture_dirs: Iterable[Path]) -> str:
+    hasher = hashlib.sha256()
+    for directory in fixture_dirs:
+        for expected in sorted(directory.rglob("expected.json")):
+            journal = expected.with_name("journal.txt")
+            if journal.exists():
+                hasher.update(str(expected.relative_to(directory)).encode())
+                hasher.update(expected.read_bytes())
+                hasher.update(journal.read_bytes())
+    return hasher.hexdigest()[:16]
+
+
+def default_fixture_dirs() -> list[Path]:
+    """The checkout's scenario fixtures, when logsift runs from one."""
+    here = Path(__file__).resolve().parent
+    candidate = here.parent / "fixtures"
+    return [candidate] if candidate.is_dir() else []
+
+
+__all__ = [
+    "NONE", "Example", "candidate_lines", "default_fixture_dirs", "fixture_digest", "model_classes",
+    "model_text", "needs_model", "training_examples", "weak",
+]

@@ -1,0 +1,30 @@
+"""The fast path (text readers skip lines that cannot matter) changes nothing but speed."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from logsift import readers
+from logsift.matching import Matcher
+from logsift.pipeline import analyze
+from logsift.reporters.json_report import document
+from logsift.rules import load_rules
+from tests.helpers import FIXTURES, SHARED
+
+RULES = load_rules()
+MATCHER = Matcher(RULES)
+CORPUS = SHARED / "corpus" / "issues" / "cases"
+FILES = sorted(FIXTURES.glob("**/journal.txt")) + sorted(CORPUS.glob("*.log"))
+
+
+def _document(path: Path, accelerate: bool) -> dict[str, object]:
+    records = readers.read(io.BytesIO(path.read_bytes()), path.name)
+    return document(analyze(records, RULES, MATCHER, accelerate=accelerate))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f"{path.parent.name}/{path.name}" for path in FILES])
+def test_skipping_unflagged_lines_gives_the_same_report(path: Path) -> None:
+    assert _document(path, accelerate=True) == _document(path, accelerate=False)
