@@ -36,7 +36,7 @@ def table_rows(rules: RuleSet) -> list[tuple[object, ...]]:
 
 
 def table(rules: RuleSet, tablefmt: str = "simple") -> str:
-    return tabulate(table_rows(rules), headers=TABLE_HEADERS, tablefmt=tablefmt, disable_numparse=True)
+    return tabulate(table_rows(rules), headers=TABLE_HEADERS, tablefmt=tablefmt)
 
 
 def rule_file(rule: Rule) -> str:

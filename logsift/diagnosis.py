@@ -252,9 +252,10 @@ class Diagnoser:
         root = self.choose_root(run.findings, run.ready) if outcome == "failed" else None
         if root is not None:
             root = self._enrich(root, run.facts)
+        # Other findings are symptoms; another rank repeating the root cause is not news.
         symptoms = tuple(
             f for f in run.findings
-            if f is not root and f.severity >= Severity.WARNING and (root is None or f.line != root.line or f.rule_id != root.rule_id)
+            if f.severity >= Severity.WARNING and (root is None or f.rule_id != root.rule_id)
         )
         return Run(
             host=run.host,

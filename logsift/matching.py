@@ -118,7 +118,22 @@ class Matcher:
                     if found is not None:
                         facts.append(Fact(rule.id, found[0], found[1], found[2]))
         ordered = sorted(findings.values(), key=lambda finding: (finding.line, -finding.priority))
-        return Matched(grouped, ordered, facts)
+        return Matched(grouped, self._explained_on_same_line(ordered), facts)
+
+    def _explained_on_same_line(self, findings: list[Finding]) -> list[Finding]:
+        """One line read two ways (the catch-all and a wrapper rule): keep the one that explains."""
+        if len(findings) < 2:
+            return findings
+        by_line: dict[int, set[str]] = {}
+        for finding in findings:
+            by_line.setdefault(finding.line, set()).add(finding.rule_id)
+        kept = []
+        for finding in findings:
+            others = by_line[finding.line] - {finding.rule_id}
+            if any(finding.rule_id in self.rules.by_id[other].explains for other in others):
+                continue
+            kept.append(finding)
+        return kept
 
     def _search(
         self, rule: Rule, patterns: Sequence[object], lines: list[str], record: Record

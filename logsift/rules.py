@@ -238,7 +238,8 @@ def _patterns(path: Path, text: str, entries: Any, kind: str) -> tuple[Pattern, 
     if not isinstance(entries, list):
         raise RuleError(f"{kind} must be an array of tables ([[{kind}]])", _where(path, kind, text))
     patterns = []
-    search_from = 0
+    header = text.find(f"[[{kind}]]")
+    search_from = header if header >= 0 else 0
     for index, entry in enumerate(entries):
         line = _line_of(text, "regex", search_from)
         search_from = _offset_of_line(text, line)

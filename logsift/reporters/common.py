@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from logsift.records import Finding, Incident, Run
 from logsift.rules import Rule, RuleSet
@@ -59,6 +59,18 @@ def symptom(finding: Finding) -> dict[str, Any]:
     return {"class": finding.rule_id, "line": finding.line, "text": clip(redact(finding.text))}
 
 
+def symptoms(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """One entry per class (its first line), with how many lines of that class there were."""
+    by_class: dict[str, dict[str, Any]] = {}
+    for finding in findings:
+        entry = by_class.get(finding.rule_id)
+        if entry is None:
+            by_class[finding.rule_id] = {**symptom(finding), "count": 1}
+        else:
+            entry["count"] += 1
+    return list(by_class.values())
+
+
 def run_dict(run: Run, rules: RuleSet) -> dict[str, Any]:
     ttf = run.time_to_failure
     return {
@@ -72,7 +84,7 @@ def run_dict(run: Run, rules: RuleSet) -> dict[str, Any]:
         "last_line": run.last_line,
         "invocation": run.invocation,
         "root_cause": describe(run.root_cause, rules, run.unit) if run.root_cause else None,
-        "symptoms": [symptom(finding) for finding in run.symptoms],
+        "symptoms": symptoms(run.symptoms),
     }
 
 
@@ -90,5 +102,5 @@ def incident_dict(incident: Incident, rules: RuleSet) -> dict[str, Any]:
         "failed_runs": len(incident.failed_runs),
         "runs": [run_dict(run, rules) for run in incident.runs],
         "root_cause": describe(root, rules, incident.unit) if root else None,
-        "symptoms": [symptom(finding) for finding in last_failed.symptoms] if last_failed else [],
+        "symptoms": symptoms(last_failed.symptoms) if last_failed else [],
     }

@@ -1,0 +1,622 @@
+"""The learned fallback: names a failure class for events that no rule claimed, or abstains.
+
+TF-IDF over masked lines (words, word pairs, character 3-5-grams inside words) and a multinomial
+logistic regression, trained from the rule library's annotated samples and the scenario fixtures
+(logsift.training). scikit-learn is imported only to *train*; the fitted model is plain arrays
+(vocabulary, idf, coefficients, the training vectors) applied here with numpy, so a run that
+finds the model in its cache never imports scikit-learn, and a run that never meets an unclaimed
+failure imports neither.
+
+Confidence and abstention. The probability is the regression's softmax with a temperature fitted
+on cross-validated predictions (temperature scaling), so 0.8 means right about four times in
+five on held-out samples. The model abstains ("unknown") when the best class is NONE, when the
+probability is under a threshold, or when the line is unlike every training line of that class
+(cosine similarity of the TF-IDF vectors under a second threshold): a line of a failure class the
+model never saw is often confidently misread by a linear model, but it is rarely *close* to any
+one training example. Both thresholds are chosen by cross-validation on the training data, with
+whole classes held out to stand in for classes the library does not have yet.
+
+Persistence is safe by construction: the cache is an `.npz` of numeric and byte arrays read with
+`allow_pickle=False`, keyed by the rule library's digest, and anything unexpected in it makes
+logsift retrain instead of trusting it. Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from logsift import __version__
+from logsift.exceptions import LogsiftError
+from logsift.matching import Matched
+from logsift.records import Finding
+from logsift.rules import RuleSet
+from logsift.training import (
+    NONE,
+    Example,
+    candidate_lines,
+    default_fixture_dirs,
+    fixture_digest,
+    model_text,
+    needs_model,
+    training_examples,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
+
+MODEL_FORMAT = 1  # bump when features or the stored arrays change: old caches are retrained
+MODEL_PRIORITY = 31  # above wrappers (30) and catch-alls, below every rule that names a cause
+SEED = 0
+C = 10.0
+OOD_TARGET = 0.03  # held-out-class lines the chosen thresholds may still accept (cross-validated)
+FOLDS = 5
+_WORD = re.compile(r"<[a-z]+>|[a-z_][a-z0-9_]*")
+
+
+class ModelUnavailable(LogsiftError):
+    """The learned fallback was asked for but cannot run (scikit-learn missing, no model)."""
+
+
+def features(text: str) -> list[str]:
+    """Word, word-pair and in-word character 3-5-gram features of a masked line."""
+    words = _WORD.findall(text.lower())
+    found = [f"w:{word}" for word in words]
+    found.extend(f"b:{a} {b}" for a, b in zip(words, words[1:]))
+    for word in words:
+        if word.startswith("<") or len(word) < 2:
+            continue
+        padded = f" {word} "
+        for size in (3, 4, 5):
+            found.extend(f"c:{padded[i:i + size]}" for i in range(len(padded) - size + 1))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the model says about one line: a class (or NONE) with its calibrated probability and
+    its similarity to the closest training line of that class; `named` when both pass."""
+
+    label: str
+    confidence: float
+    similarity: float
+    named: bool
+    line: int = 0
+    text: str = ""
+
+
+@dataclass
+class Model:
+    """A fitted model as plain arrays; predicts with numpy alone."""
+
+    classes: tuple[str, ...]
+    vocabulary: dict[str, int]
+    idf: FloatArray
+    coef: FloatArray  # (classes, features)
+    intercept: FloatArray
+    temperature: float
+    threshold: float
+    similarity_threshold: float
+    train_data: FloatArray  # training vectors, column-compressed (features -> rows)
+    train_rows: IntArray
+    train_indptr: IntArray
+    train_labels: IntArray  # class index of each training row
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def vector(self, text: str) -> tuple[IntArray, FloatArray]:
+        import numpy as np
+
+        counts = Counter(index for index in map(self.vocabulary.get, features(text)) if index is not None)
+        if not counts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        index = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+        values = (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))) * self.idf[index]
+        return index, values / np.linalg.norm(values)
+
+    def predict(self, text: str, threshold: float | None = None) -> Verdict:
+        """Judge one masked line."""
+        import numpy as np
+
+        index, values = self.vector(text)
+        if index.size == 0:
+            return Verdict(NONE, 1.0, 0.0, False)
+        logits = (self.coef[:, index] @ values + self.intercept) / self.temperature
+        logits -= logits.max()
+        probabilities = np.exp(logits)
+        probabilities /= probabilities.sum()
+        best = int(probabilities.argmax())
+        label = self.classes[best]
+        confidence = float(probabilities[best])
+        if label == NONE:
+            return Verdict(NONE, confidence, 0.0, False)
+        similarity = self._similarity(index, values, best)
+        limit = self.threshold if threshold is None else threshold
+        return Verdict(label, confidence, similarity, confidence >= limit and similarity >= self.similarity_threshold)
+
+    def _similarity(self, index: IntArray, values: FloatArray, label: int) -> float:
+        import numpy as np
+
+        starts = self.train_indptr[index]
+        lengths = self.train_indptr[index + 1] - starts
+        total = int(lengths.sum())
+        if total == 0:
+            return 0.0
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+        rows = self.train_rows[offsets]
+        weights = self.train_data[offsets] * np.repeat(values, lengths)
+        sums = np.bincount(rows, weights, minlength=self.train_labels.size)
+        mine = sums[self.train_labels == label]
+        return float(mine.max()) if mine.size else 0.0
+
+    # -- safe persistence -----------------------------------------------------------------
+
+    def save(self, path: Path) -> None:
+        import numpy as np
+
+        vocabulary = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
+        header = {**self.meta, "format": MODEL_FORMAT, "classes": list(self.classes),
+                  "temperature": self.temperature, "threshold": self.threshold,
+                  "similarity_threshold": self.similarity_threshold}
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".model-", suffix=".npz")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez_compressed(
+                    out,
+                    header=_bytes(json.dumps(header)),
+                    vocabulary=_bytes(json.dumps(vocabulary)),
+                    idf=self.idf, coef=self.coef.astype(np.float32), intercept=self.intercept,
+                    train_data=self.train_data.astype(np.float32), train_rows=self.train_rows.astype(np.int32),
+                    train_indptr=self.train_indptr.astype(np.int64), train_labels=self.train_labels.astype(np.int32),
+                )
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def load(cls, path: Path, key: str) -> Model | None:
+        """The model stored at `path` for `key`; None when absent, stale or malformed."""
+        import numpy as np
+
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                header = json.loads(stored["header"].tobytes().decode("utf-8"))
+                vocabulary = json.loads(stored["vocabulary"].tobytes().decode("utf-8"))
+                if header.get("format") != MODEL_FORMAT or header.get("key") != key:
+                    return None
+                model = cls(
+                    classes=tuple(str(name) for name in header["classes"]),
+                    vocabulary={str(feature): number for number, feature in enumerate(vocabulary)},
+                    idf=stored["idf"].astype(np.float64), coef=stored["coef"].astype(np.float64),
+                    intercept=stored["intercept"].astype(np.float64),
+                    temperature=float(header["temperature"]), threshold=float(header["threshold"]),
+                    similarity_threshold=float(header["similarity_threshold"]),
+                    train_data=stored["train_data"].astype(np.float64),
+                    train_rows=stored["train_rows"].astype(np.int64),
+                    train_indptr=stored["train_indptr"].astype(np.int64),
+                    train_labels=stored["train_labels"].astype(np.int64), meta=header,
+                )
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, EOFError):
+            return None
+        return model if model.consistent() else None
+
+    def consistent(self) -> bool:
+        features_count = len(self.vocabulary)
+        rows = self.train_labels.size
+        return bool(
+            self.coef.shape == (len(self.classes), features_count)
+            and self.idf.shape == (features_count,) and self.intercept.shape == (len(self.classes),)
+            and self.train_indptr.shape == (features_count + 1,)
+            and self.train_data.shape == self.train_rows.shape == (int(self.train_indptr[-1]),)
+            and (rows == 0 or (0 <= int(self.train_rows.min()) and int(self.train_rows.max()) < rows))
+            and (rows == 0 or (0 <= int(self.train_labels.min()) and int(self.train_labels.max()) < len(self.classes)))
+            and math.isfinite(self.temperature) and self.temperature > 0
+        )
+
+
+def _bytes(text: str) -> Any:
+    import numpy as np
+
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+
+
+# -- training ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingReport:
+    examples: int
+    classes: int
+    features: int
+    seconds: float
+    threshold: float
+    similarity_threshold: float
+    temperature: float
+    cross_validation: dict[str, float]
+
+
+def _sklearn() -> Any:
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise ModelUnavailable(
+            "the learned fallback needs scikit-learn to train: pip install 'logsift[ml]' "
+            "(or run with --no-model)"
+        ) from None
+    return sklearn
+
+
+def train(examples: Sequence[Example], key: str = "", seed: int = SEED) -> tuple[Model, TrainingReport]:
+    """Fit the model, choosing temperature and thresholds by cross-validation on `examples`."""
+    _sklearn()
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    started = time.perf_counter()
+    texts = [example.text for example in examples]
+    labels = np.array([example.label for example in examples])
+    if len(set(labels.tolist()) - {NONE}) < 2:
+        raise ModelUnavailable("the rule library has fewer than two classes with samples: nothing to learn")
+    in_logits, in_labels, in_sims, classes_seen = _cross_validate(examples, seed)
+    ood = _held_out_classes(examples, seed)
+    temperature = _fit_temperature(in_logits, in_labels)
+    threshold, similarity_threshold, scores = _choose_thresholds(
+        in_logits, in_labels, in_sims, classes_seen, ood, temperature
+    )
+    vectorizer = TfidfVectorizer(analyzer=features, sublinear_tf=True, norm="l2")
+    matrix = vectorizer.fit_transform(texts)
+    regression = _regression(seed).fit(matrix, labels)
+    classes = tuple(str(name) for name in regression.classes_)
+    lookup = {name: number for number, name in enumerate(classes)}
+    column = matrix.tocsc()
+    column.sort_indices()
+    model = Model(
+        classes=classes,
+        vocabulary={str(name): int(number) for name, number in vectorizer.vocabulary_.items()},
+        idf=np.asarray(vectorizer.idf_, dtype=np.float64),
+        coef=np.asarray(regression.coef_, dtype=np.float64),
+        intercept=np.asarray(regression.intercept_, dtype=np.float64),
+        temperature=temperature, threshold=threshold, similarity_threshold=similarity_threshold,
+        train_data=np.asarray(column.data, dtype=np.float64),
+        train_rows=np.asarray(column.indices, dtype=np.int64),
+        train_indptr=np.asarray(column.indptr, dtype=np.int64),
+        train_labels=np.array([lookup[label] for label in labels.tolist()], dtype=np.int64),
+    )
+    report = TrainingReport(
+        examples=len(examples), classes=len(classes) - (NONE in classes), features=len(model.vocabulary),
+        seconds=time.perf_counter() - started, threshold=threshold,
+        similarity_threshold=similarity_threshold, temperature=temperature, cross_validation=scores,
+    )
+    model.meta = {"key": key, "examples": len(examples), "sklearn": _sklearn_version(),
+                  "logsift": __version__, "cross_validation": scores}
+    return model, report
+
+
+def _regression(seed: int) -> Any:
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=C, max_iter=3000, class_weight="balanced", random_state=seed)
+
+
+def _fit_predict(train_texts: list[str], train_labels: Any, test_texts: list[str], seed: int) -> tuple[Any, Any, list[str]]:
+    """Logits and max same-class similarity of the test texts under a model of the train texts."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(analyzer=features, sublinear_tf=True, norm="l2")
+    train_matrix = vectorizer.fit_transform(train_texts)
+    regression = _regression(seed).fit(train_matrix, train_labels)
+    test_matrix = vectorizer.transform(test_texts)
+    logits = regression.decision_function(test_matrix)
+    classes = [str(name) for name in regression.classes_]
+    similarity = (test_matrix @ train_matrix.T).toarray()
+    best = logits.argmax(axis=1)
+    label_of_row = np.array([classes.index(label) for label in train_labels])
+    sims = np.array([
+        similarity[row, label_of_row == best[row]].max() if (label_of_row == best[row]).any() else 0.0
+        for row in range(len(test_texts))
+    ])
+    return logits, sims, classes
+
+
+def _cross_validate(examples: Sequence[Example], seed: int) -> tuple[Any, Any, Any, list[str]]:
+    """Out-of-fold logits for every example, folds keeping sample blocks together."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    texts = [example.text for example in examples]
+    labels = np.array([example.label for example in examples])
+    groups = [example.group for example in examples]
+    classes = sorted(set(labels.tolist()))
+    logits = np.zeros((len(examples), len(classes)))
+    sims = np.zeros(len(examples))
+    folds = StratifiedGroupKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # classes with fewer members than folds: expected here
+        splits = list(folds.split(texts, labels, groups))
+    for train_index, test_index in splits:
+        fold_logits, fold_sims, fold_classes = _fit_predict(
+            [texts[i] for i in train_index], labels[train_index], [texts[i] for i in test_index], seed
+        )
+        # A class absent from this fold's training part can never be predicted in it.
+        full = np.full((len(test_index), len(classes)), -1e9)
+        for number, name in enumerate(fold_classes):
+            full[:, classes.index(name)] = fold_logits[:, number] if fold_logits.ndim > 1 else fold_logits
+        logits[test_index] = full
+        sims[test_index] = fold_sims
+    return logits, labels, sims, classes
+
+
+def _held_out_classes(examples: Sequence[Example], seed: int) -> tuple[Any, Any]:
+    """Logits and similarities of every class's lines under models that never saw that class."""
+    import numpy as np
+
+    names = sorted({example.label for example in examples} - {NONE})
+    order = np.random.default_rng(seed).permutation(len(names))
+    folds = [[names[i] for i in order[start::FOLDS]] for start in range(FOLDS)]
+    all_probabilities: list[Any] = []
+    all_sims: list[Any] = []
+    for held in folds:
+        if not held:
+            continue
+        train = [example for example in examples if example.label not in held]
+        test = [example for example in examples if example.label in held]
+        if len({example.label for example in train} - {NONE}) < 2 or not test:
+            continue
+        logits, sims, classes = _fit_predict(
+            [e.text for e in train], np.array([e.label for e in train]), [e.text for e in test], seed
+        )
+        # Record the predicted label's logit row with NONE's position known, for any temperature.
+        none_column = classes.index(NONE) if NONE in classes else -1
+        all_probabilities.append((logits, none_column))
+        all_sims.append(sims)
+    return all_probabilities, all_sims
+
+
+def _softmax(logits: Any, temperature: float) -> Any:
+    import numpy as np
+
+    scaled = logits / temperature
+    scaled = scaled - scaled.max(axis=1, keepdims=True)
+    exp = np.exp(scaled)
+    return exp / exp.sum(axis=1, keepdims=True)
+
+
+def _fit_temperature(logits: Any, labels: Any) -> float:
+    import numpy as np
+
+    classes = sorted(set(labels.tolist()))
+    truth = np.array([classes.index(label) for label in labels.tolist()])
+    best, best_loss = 1.0, math.inf
+    for temperature in np.exp(np.linspace(math.log(0.2), math.log(5.0), 41)):
+        probabilities = _softmax(logits, float(temperature))
+        loss = -float(np.mean(np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, 1.0))))
+        if loss < best_loss:
+            best, best_loss = float(temperature), loss
+    return best
+
+
+def _choose_thresholds(
+    in_logits: Any, in_labels: Any, in_sims: Any, classes: list[str], ood: tuple[Any, Any], temperature: float
+) -> tuple[float, float, dict[str, float]]:
+    """The probability and similarity thresholds: most held-out lines of known classes named
+    right, at most OOD_TARGET of lines of never-seen classes (and of NONE lines) named at all."""
+    import numpy as np
+
+    probabilities = _softmax(in_logits, temperature)
+    predicted = probabilities.argmax(axis=1)
+    confidence = probabilities.max(axis=1)
+    predicted_names = np.array(classes)[predicted]
+    positive = in_labels != NONE
+    correct = predicted_names == in_labels
+    is_class = predicted_names != NONE
+    ood_confidence: list[Any] = []
+    ood_is_class: list[Any] = []
+    for (logits, none_column), _ in zip(*ood):
+        held = _softmax(logits, temperature)
+        ood_confidence.append(held.max(axis=1))
+        ood_is_class.append(held.argmax(axis=1) != none_column)
+    ood_p = np.concatenate(ood_confidence) if ood_confidence else np.zeros(0)
+    ood_class = np.concatenate(ood_is_class) if ood_is_class else np.zeros(0, dtype=bool)
+    ood_s = np.concatenate(ood[1]) if ood[1] else np.zeros(0)
+    best: tuple[float, float, float] | None = None
+    fallback: tuple[float, float, float] | None = None
+    chosen: dict[str, float] = {}
+    for threshold in np.round(np.arange(0.20, 0.96, 0.05), 2):
+        for similarity in np.round(np.arange(0.0, 0.91, 0.05), 2):
+            accepted = is_class & (confidence >= threshold) & (in_sims >= similarity)
+            named_right = float((accepted & correct & positive).sum()) / max(1, int(positive.sum()))
+            named_wrong = float((accepted & ~correct & positive).sum()) / max(1, int(positive.sum()))
+            none_named = float((accepted & ~positive).sum()) / max(1, int((~positive).sum()))
+            ood_named = float((ood_class & (ood_p >= threshold) & (ood_s >= similarity)).sum()) / max(1, ood_p.size)
+            score = named_right - named_wrong
+            worst = max(ood_named, none_named)
+            candidate = (score, float(threshold), float(similarity))
+            stats = {"named_right": named_right, "named_wrong": named_wrong, "none_named": none_named,
+                     "held_out_class_named": ood_named}
+            if worst <= OOD_TARGET and (best is None or candidate[0] > best[0] + 1e-9):
+                best, chosen = candidate, stats
+            if best is None and (fallback is None or (worst, -score) < fallback[:1] + (-fallback[0],)):
+                fallback = (worst, float(threshold), float(similarity))
+                if best is None:
+                    chosen = stats
+    if best is not None:
+        return best[1], best[2], chosen
+    assert fallback is not None
+    return fallback[1], fallback[2], chosen
+
+
+def _sklearn_version() -> str:
+    try:
+        return metadata.version("scikit-learn")
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+# -- the cache and the fallback ------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("LOGSIFT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "logsift"
+
+
+def model_key(rules: RuleSet, fixture_dirs: Sequence[Path], exclude: Iterable[str] = ()) -> str:
+    hasher = hashlib.sha256()
+    for part in (str(MODEL_FORMAT), __version__, rules.digest, fixture_digest(fixture_dirs), ",".join(sorted(exclude))):
+        hasher.update(part.encode("utf-8") + b"\0")
+    return hasher.hexdigest()[:20]
+
+
+_MEMORY: OrderedDict[str, Model] = OrderedDict()
+
+
+def load_or_train(
+    rules: RuleSet, fixture_dirs: Sequence[Path] | None = None, directory: Path | None = None,
+    exclude: Iterable[str] = (), retrain: bool = False,
+) -> tuple[Model, TrainingReport | None, Path | None]:
+    """The model for this rule library: from memory, from the cache, or trained now (and cached).
+
+    Returns the model, the training report when it was trained now, and the cache file (None
+    when the cache directory cannot be written: the model then lives in memory only).
+    """
+    fixtures = list(default_fixture_dirs() if fixture_dirs is None else fixture_dirs)
+    excluded = sorted(set(exclude))
+    key = model_key(rules, fixtures, excluded)
+    path = (directory or cache_dir()) / f"model-{key}.npz"
+    if not retrain:
+        if key in _MEMORY:
+            return _MEMORY[key], None, path if path.exists() else None
+        if path.exists():
+            model = Model.load(path, key)
+            if model is not None:
+                _remember(key, model)
+                return model, None, path
+    model, report = train(training_examples(rules, fixtures, excluded), key)
+    _remember(key, model)
+    try:
+        model.save(path)
+    except OSError:
+        return model, report, None
+    return model, report, path
+
+
+def _remember(key: str, model: Model) -> None:
+    _MEMORY[key] = model
+    while len(_MEMORY) > 4:
+        _MEMORY.popitem(last=False)
+
+
+class ModelFallback:
+    """The pipeline's fallback stage: consults the model for unclaimed failure events.
+
+    Nothing is loaded until an event needs the model. With `required=False` (the default of
+    `logsift FILE`) a model that cannot be had (scikit-learn missing and nothing cached) means
+    every event stays as the rules left it; `unavailable` says why.
+    """
+
+    def __init__(
+        self, rules: RuleSet, threshold: float | None = None, fixture_dirs: Sequence[Path] | None = None,
+        directory: Path | None = None, required: bool = False, model: Model | None = None,
+        exclude: Iterable[str] = (),
+    ) -> None:
+        self.rules = rules
+        self.threshold = threshold
+        self.fixture_dirs = fixture_dirs
+        self.directory = directory
+        self.required = required
+        self.exclude = tuple(exclude)
+        self.model = model
+        self.unavailable: str | None = None
+        self.consulted = 0
+        self.named = 0
+        self.verdicts: OrderedDict[str, Verdict] = OrderedDict()  # masked line -> verdict
+
+    def __call__(self, matched: Matched) -> Matched:
+        if not needs_model(matched, self.rules):
+            return matched
+        model = self._model()
+        if model is None:
+            return matched
+        self.consulted += 1
+        verdict = self.judge(model, matched)
+        if verdict is None or not verdict.named:
+            return matched
+        self.named += 1
+        rule = self.rules.by_id.get(verdict.label)
+        if rule is None:
+            return matched
+        event = matched.event.event
+        finding = Finding(
+            rule_id=rule.id, severity=rule.severity, priority=min(rule.priority, MODEL_PRIORITY),
+            line=verdict.line, text=verdict.text, event=event, source="model",
+            confidence=round(verdict.confidence, 3),
+        )
+        # The model's reading replaces the catch-all's ("an exception no rule knows"); wrappers stay,
+        # as symptoms of the cause the model named.
+        kept = [f for f in matched.findings if "catch-all" not in _tags(self.rules, f.rule_id)]
+        findings = sorted([*kept, finding], key=lambda item: (item.line, -item.priority))
+        return replace(matched, findings=findings)
+
+    def judge(self, model: Model, matched: Matched) -> Verdict | None:
+        """The most confident named line of the event; else its best unnamed verdict; None if no line."""
+        best: Verdict | None = None
+        lines = dict(candidate_lines(matched.event.event))
+        for finding in matched.findings:
+            lines.setdefault(finding.line, finding.text)
+        for number, text in sorted(lines.items()):
+            masked = model_text(text)
+            verdict = self.verdicts.get(masked)
+            if verdict is None:
+                verdict = model.predict(masked, self.threshold)
+                self.verdicts[masked] = verdict
+                if len(self.verdicts) > 4096:
+                    self.verdicts.popitem(last=False)
+            verdict = replace(verdict, line=number, text=text)
+            rank = (verdict.named, verdict.label != NONE, verdict.confidence)
+            if best is None or rank > (best.named, best.label != NONE, best.confidence):
+                best = verdict
+        return best
+
+    def _model(self) -> Model | None:
+        if self.model is not None or self.unavailable is not None:
+            return self.model
+        try:
+            self.model, _, _ = load_or_train(self.rules, self.fixture_dirs, self.directory, self.exclude)
+        except ModelUnavailable as error:
+            if self.required:
+                raise
+            self.unavailable = str(error)
+        return self.model
+
+
+def _tags(rules: RuleSet, rule_id: str) -> tuple[str, ...]:
+    rule = rules.by_id.get(rule_id)
+    return rule.tags if rule is not None else ()
+
+
+__all__ = [
+    "MODEL_PRIORITY", "Model", "ModelFallback", "ModelUnavailable", "TrainingReport", "Verdict",
+    "cache_dir", "features", "load_or_train", "model_key", "train",
+]
