@@ -11,12 +11,12 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 # (identifier, pid or None, message): what journald stores for one entry.
 Entry = tuple[str, "int | None", str]
 
-MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
 
 class Stamps(NamedTuple):
@@ -65,7 +65,7 @@ class Burst(NamedTuple):
     an injected failure whose first line this burst holds, for the manifest."""
 
     t: float
-    entries: list[Entry]
+    entries: Sequence[Entry]
     busy: bool
     mark: str | None = None
 
@@ -101,15 +101,30 @@ class Unit:
         self.busy = True
         self.inject: str | None = None  # set by the writer: fail at the next chance
         self.cpu = 0.0
+        self._sub_second = -1
+        self._sub_last = 0
 
     # -- timing ------------------------------------------------------------------------------
 
-    def at(self, delay: float, entries: list[Entry], mark: str | None = None) -> Burst:
+    def at(self, delay: float, entries: Sequence[Entry], mark: str | None = None) -> Burst:
+        """`entries` happen now (their own time strings were made with the current time);
+        the unit's next lines come `delay` seconds later."""
+        burst = Burst(self.t, entries, self.busy, mark)
         self.t += delay
-        return Burst(self.t, entries, self.busy, mark)
+        return burst
 
     def stamps(self) -> Stamps:
         return self.host.clock(self.t)
+
+    def micros(self) -> int:
+        """Microseconds within the current second for an application's own timestamp: increasing
+        from one line to the next, as a program's clock is."""
+        second = int(self.t)
+        value = int((self.t - second) * 1e6)
+        if second == self._sub_second and value <= self._sub_last:
+            value = min(self._sub_last + self.rng.randint(40, 4000), 999_999)
+        self._sub_second, self._sub_last = second, value
+        return value
 
     # -- systemd -----------------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ class Ollama(Unit):
         return ("ollama", self.pid, text)
 
     def slog(self, level: str, source: str, text: str) -> Entry:
-        ms = self.rng.randrange(1000)
+        ms = self.micros() // 1000
         return ("ollama", self.pid, f"time={self.stamps().rfc}.{ms:03d}Z level={level} source={source} {text}")
 
     def gin(self, status: int, latency: float, client: str, method: str, path: str) -> Entry:
@@ -232,7 +232,7 @@ class TGI(Unit):
         self.model = "meta-llama/Llama-3.1-8B-Instruct"
 
     def log(self, level: str, target: str, text: str) -> Entry:
-        us = self.rng.randrange(1_000_000)
+        us = self.micros()
         return ("text-generation-launcher", self.pid, f"{self.stamps().rfc}.{us:06d}Z {level:>5} {target}: {text}")
 
     def start(self, upto: str | None = None) -> Iterator[Burst]:

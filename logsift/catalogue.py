@@ -36,7 +36,8 @@ def table_rows(rules: RuleSet) -> list[tuple[object, ...]]:
 
 
 def table(rules: RuleSet, tablefmt: str = "simple") -> str:
-    return tabulate(table_rows(rules), headers=TABLE_HEADERS, tablefmt=tablefmt)
+    text: str = tabulate(table_rows(rules), headers=TABLE_HEADERS, tablefmt=tablefmt)
+    return text
 
 
 def rule_file(rule: Rule) -> str:
@@ -71,8 +72,7 @@ def markdown(rules: RuleSet) -> str:
         (f"[`{rule.id}`](#{_anchor(rule.id)})", rule.severity.label, rule.priority, _cell(rule.title))
         for rule in ordered
     ]
-    lines.append(tabulate(index, headers=("class", "severity", "priority", "title"), tablefmt="github",
-                          disable_numparse=True))
+    lines.append(tabulate(index, headers=("class", "severity", "priority", "title"), tablefmt="github"))
     area = None
     for rule in ordered:
         if rule.area != area:
@@ -99,7 +99,10 @@ def _rule_section(rule: Rule) -> list[str]:
     if rule.explains:
         lines.extend(["", "Explains (these become symptoms when this class is found): "
                       + ", ".join(f"[`{other}`](#{_anchor(other)})" for other in rule.explains)])
-    lines.extend(["", "**What it means**", "", " ".join(rule.explanation.split())])
+    lines.extend(["", "**What it means**"])
+    for paragraph in rule.explanation.split("\n\n"):
+        if paragraph.strip():
+            lines.extend(["", " ".join(paragraph.split())])
     lines.extend(["", "**Matches**", ""])
     for pattern in rule.matches:
         lines.extend(["```regex", pattern.source, "```"])

@@ -81,7 +81,7 @@ class TemplateMiner:
             leaf.clusters.append(cluster.id)
             self._evict()
         else:
-            cluster.tokens = [a if a == b else WILDCARD for a, b in zip(cluster.tokens, tokens)]
+            cluster.tokens = [a if a == b else WILDCARD for a, b in zip(cluster.tokens, tokens, strict=True)]
             self.by_id.move_to_end(cluster.id)
         cluster.count += 1
         if host is not None and len(cluster.hosts) < self.max_hosts:
@@ -135,7 +135,7 @@ def _similarity(template: list[str], tokens: list[str]) -> tuple[float, int]:
         return 1.0, 0
     same = 0
     wildcards = 0
-    for a, b in zip(template, tokens):
+    for a, b in zip(template, tokens, strict=False):
         if a == WILDCARD:
             wildcards += 1
         elif a == b:

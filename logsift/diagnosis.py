@@ -11,7 +11,7 @@ as findings, not incidents.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Iterable, Sequence
 
 from logsift import lifecycle
@@ -21,6 +21,8 @@ from logsift.records import Finding, Incident, Record, Run, Severity
 from logsift.rules import RuleSet
 
 UnitKey = tuple[str | None, str | None]
+# A kernel line (Xid, OOM kill) belongs to a run that failed no later than this after it.
+HOST_EVENT_WINDOW = timedelta(seconds=120)
 
 
 @dataclass
@@ -43,6 +45,7 @@ class _Run:
     stopping: bool = False
     closed: bool = False
     pids: set[int] = field(default_factory=set)
+    identifiers: set[str] = field(default_factory=set)
     opened_by: str = "implicit"  # or the lifecycle line that opened it: "starting", "started"
 
     def touch(self, record: Record) -> None:
@@ -70,6 +73,7 @@ class Diagnoser:
         self.pid_units: dict[tuple[str | None, int], str | None] = {}
         self.descriptions: dict[tuple[str | None, str], str] = {}
         self.order: list[UnitKey] = []
+        self.host_events: list[Matched] = []  # kernel lines on a host that runs named units
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -81,12 +85,19 @@ class Diagnoser:
             if parsed is not None:
                 self._lifecycle(record, parsed, matched)
                 return
+        if record.identifier == "kernel" and record.unit is None and self._has_units(record.host):
+            # The kernel speaks for the host (an Xid, the OOM killer): which unit it hit is decided
+            # at the end, by which run failed around that time.
+            self.host_events.append(matched)
+            return
         unit = self._unit_of(record)
         run = self._run_for(record.host, unit, record)
         for item in event.records:
             run.touch(item)
         if record.pid is not None:
             run.pids.add(record.pid)
+        if record.identifier is not None:
+            run.identifiers.add(record.identifier)
         self._attach(run, matched)
 
     def _attach(self, run: _Run, matched: Matched) -> None:
@@ -111,16 +122,36 @@ class Diagnoser:
         return unit
 
     def _active_unit(self, record: Record) -> str | None:
-        """A new process belongs to the unit most recently started on its host."""
-        best: _Run | None = None
-        for (host, unit), runs in self.runs.items():
-            if host != record.host or unit is None or not runs:
-                continue
-            last = runs[-1]
-            rank = (not last.closed, last.first_line)
-            if best is None or rank > (not best.closed, best.first_line):
-                best = last
-        return best.unit if best is not None else None
+        """The unit a process we have not seen before belongs to, on a host that runs several.
+
+        In order: the unit whose processes already log under the same identifier (a new TP rank
+        of the same server), the unit named like the identifier (`ollama` -> ollama.service),
+        then the most recently started service that has not logged yet, then the most recently
+        started service.
+        """
+        candidates = [
+            runs[-1] for (host, unit), runs in self.runs.items()
+            if host == record.host and unit is not None and runs and unit.endswith(".service")
+        ]
+        if not candidates:
+            return None
+
+        def recent(run: _Run) -> tuple[bool, int]:
+            return (not run.closed, run.first_line)
+
+        identifier = record.identifier
+        if identifier:
+            same = [run for run in candidates if identifier in run.identifiers]
+            if same:
+                return max(same, key=recent).unit
+            named = [run for run in candidates if (run.unit or "").removesuffix(".service") == identifier]
+            if named:
+                return max(named, key=recent).unit
+        silent = [run for run in candidates if not run.identifiers and not run.closed]
+        return max(silent or candidates, key=recent).unit
+
+    def _has_units(self, host: str | None) -> bool:
+        return any(known_host == host and unit is not None for (known_host, unit) in self.runs)
 
     def _only_unit(self, host: str | None) -> str | None:
         units = [unit for (known_host, unit) in self.runs if known_host == host and unit is not None]
@@ -201,7 +232,7 @@ class Diagnoser:
     def _adopt(self, host: str | None, unit: str) -> None:
         """Lines read before systemd named the unit belong to it (an excerpt without "Started")."""
         unnamed = self.runs.get((host, None))
-        if not unnamed or (host, unit) in self.runs:
+        if not unnamed or (host, unit) in self.runs or self._has_units(host):
             return
         self.runs[(host, unit)] = unnamed
         del self.runs[(host, None)]
@@ -217,7 +248,42 @@ class Diagnoser:
 
     # -- results ---------------------------------------------------------------------------
 
+    def _place_host_events(self) -> None:
+        """Give each kernel event to the run that failed right after it on the same host, or, when
+        none did, to the host itself (an Xid or OOM kill that took no unit down is still news)."""
+        for matched in self.host_events:
+            record = matched.event.event.first
+            target = self._failed_after(record)
+            if target is None:
+                target = self._run_for(record.host, None, record)
+                for item in matched.event.event.records:
+                    target.touch(item)
+            self._attach(target, matched)
+            target.findings.sort(key=lambda finding: finding.line)
+        self.host_events = []
+
+    def _failed_after(self, record: Record) -> _Run | None:
+        """The failed run of a named unit on record's host whose end comes first after record."""
+        best: tuple[float, int, _Run] | None = None
+        for (host, unit), runs in self.runs.items():
+            if host != record.host or unit is None:
+                continue
+            for run in runs:
+                if not run.explicit_failure or run.first_line > record.line or run.last_line < record.line:
+                    continue
+                ended = run.ended or run.last_time
+                if record.timestamp is not None and ended is not None:
+                    gap = (ended - record.timestamp).total_seconds()
+                    if not 0 <= gap <= HOST_EVENT_WINDOW.total_seconds():
+                        continue
+                else:
+                    gap = float(run.last_line - record.line)
+                if best is None or (gap, run.last_line) < best[:2]:
+                    best = (gap, run.last_line, run)
+        return best[2] if best is not None else None
+
     def finish(self) -> Diagnosis:
+        self._place_host_events()
         incidents: list[Incident] = []
         stray: list[Finding] = []
         all_runs: list[Run] = []

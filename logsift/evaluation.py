@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Sequence
 from logsift import readers
 from logsift.exceptions import InputError
 from logsift.matching import Matcher
-from logsift.pipeline import Analysis, analyze
+from logsift.pipeline import Analysis, Fallback, analyze
 from logsift.records import Finding
 from logsift.rules import RuleSet
 
@@ -143,21 +143,23 @@ def predict(analysis: Analysis) -> Prediction:
     return Prediction(root.rule_id, root.line, root.text, root.source, root.confidence)
 
 
-def analyze_file(path: Path, rules: RuleSet, matcher: Matcher | None = None) -> Analysis:
+def analyze_file(path: Path, rules: RuleSet, matcher: Matcher | None = None,
+                 fallback: Fallback | None = None) -> Analysis:
     """The normal pipeline on one file, its format detected as `logsift FILE` does."""
     stream = readers.open_input(str(path))
     try:
-        return analyze(readers.read(stream, str(path)), rules, matcher)
+        return analyze(readers.read(stream, str(path)), rules, matcher, fallback)
     finally:
         stream.close()
 
 
-def rule_predictor(rules: RuleSet) -> Predictor:
-    """Predict with the rule library (one matcher shared by every case)."""
+def rule_predictor(rules: RuleSet, fallback: Fallback | None = None) -> Predictor:
+    """Predict with the rule library (one matcher shared by every case), and the learned
+    fallback for events no rule claimed when one is given."""
     matcher = Matcher(rules)
 
     def predictor(path: Path) -> Prediction:
-        return predict(analyze_file(path, rules, matcher))
+        return predict(analyze_file(path, rules, matcher, fallback))
 
     return predictor
 
@@ -170,8 +172,9 @@ def evaluate_case(case: Case, predictor: Predictor) -> Outcome:
     try:
         prediction = predictor(case.path)
     except Exception as error:  # noqa: BLE001 - a crash is a result to report, not a reason to stop
-        message = " ".join(str(error).split()) or type(error).__name__
-        return Outcome(case, Prediction(UNKNOWN), f"{type(error).__name__}: {message}",
+        # The manifest's name of the file is shorter than the path and the same on every machine.
+        message = " ".join(str(error).replace(str(case.path), case.name or str(case.path)).split())
+        return Outcome(case, Prediction(UNKNOWN), f"{type(error).__name__}: {message}".rstrip(": "),
                        time.perf_counter() - started)
     return Outcome(case, prediction, None, time.perf_counter() - started)
 

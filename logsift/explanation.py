@@ -10,12 +10,12 @@ the diagnosis chose.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from logsift.diagnosis import Diagnoser, Diagnosis
 from logsift.exceptions import UsageError
-from logsift.matching import Fact, Matched, Matcher
-from logsift.pipeline import Counts, match_events
+from logsift.matching import REGEX_TIMEOUT, Fact, Matched, Matcher
+from logsift.pipeline import Counts, Fallback, match_events
 from logsift.records import Event, Finding, Record, Run, Severity
 from logsift.rules import RuleSet
 
@@ -31,11 +31,21 @@ class Tried:
 
 
 @dataclass(frozen=True, slots=True)
+class Dropped:
+    """A rule whose regex matched a line that another rule's finding on the same line explains:
+    the matcher keeps only the explaining reading of a line."""
+
+    rule_id: str
+    line: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class Fate:
     """What became of one finding of the run."""
 
     finding: Finding
-    status: str  # "root cause", "explained", "outranked", "not a cause"
+    status: str  # "root cause", "repeat", "explained", "outranked", "not a cause"
     reason: str
 
 
@@ -44,6 +54,7 @@ class EventExplanation:
     event: Event
     tried: tuple[Tried, ...]
     matched: tuple[Finding, ...]
+    dropped: tuple[Dropped, ...]
     facts: tuple[Fact, ...]
     run: Run | None
     fates: tuple[Fate, ...]
@@ -51,7 +62,7 @@ class EventExplanation:
 
     @property
     def not_matched(self) -> tuple[str, ...]:
-        found = {finding.rule_id for finding in self.matched}
+        found = {finding.rule_id for finding in self.matched} | {item.rule_id for item in self.dropped}
         return tuple(sorted({tried.rule_id for tried in self.tried if tried.kind == "match"} - found))
 
 
@@ -66,14 +77,17 @@ class LineOutsideEvents:
 Explanation = EventExplanation | LineOutsideEvents
 
 
-def explain(records: Iterable[Record], rules: RuleSet, line: int | None = None) -> list[Explanation]:
-    """The event holding `line`, or (without a line) the root-cause event of each failed run."""
+def explain(records: Iterable[Record], rules: RuleSet, line: int | None = None,
+            fallback: Fallback | None = None) -> list[Explanation]:
+    """The event holding `line`, or (without a line) the root-cause event of each failed run.
+
+    Every line is parsed (no fast path), so that a line outside every event can be shown."""
     matcher = Matcher(rules)
     counts = Counts()
     diagnoser = Diagnoser(rules)  # as in pipeline.analyze, but keeping the events
     events: list[Matched] = []
     seen: list[Record] = []
-    for matched in match_events(matcher, _watch(records, line, seen), counts):
+    for matched in match_events(matcher, _watch(records, line, seen), counts, fallback, accelerate=False):
         diagnoser.feed(matched)
         events.append(matched)
     diagnosis = diagnoser.finish()
@@ -114,10 +128,12 @@ def _explain_event(matched: Matched, diagnosis: Diagnosis, rules: RuleSet) -> Ev
     event = matched.event.event
     run = _run_of(event, diagnosis)
     fates, why = _fates(run, rules) if run is not None else ((), "")
+    tried = tuple(_tried(matched, rules))
     return EventExplanation(
         event=event,
-        tried=tuple(_tried(matched, rules)),
+        tried=tried,
         matched=tuple(matched.findings),
+        dropped=tuple(_dropped(matched, tried, rules)),
         facts=tuple(_distinct(matched.facts)),
         run=run,
         fates=fates,
@@ -140,6 +156,8 @@ def _tried(matched: Matched, rules: RuleSet) -> Iterator[Tried]:
     for record, owners in zip(matched.event.event.records, matched.event.hits, strict=True):
         lowered = record.message.lower()
         for owner in sorted(owners):
+            if owner < 0:  # grouping's markers (a traceback starts here), not a rule
+                continue
             rule = rules.rules[owner // 2]
             kind = "match" if owner % 2 == 0 else "context"
             if (rule.id, kind) in done:
@@ -152,6 +170,35 @@ def _tried(matched: Matched, rules: RuleSet) -> Iterator[Tried]:
                     done.add((rule.id, kind))
                     yield Tried(rule.id, kind, record.line + offset, literal)
                     break
+
+
+def _dropped(matched: Matched, tried: tuple[Tried, ...], rules: RuleSet) -> Iterator[Dropped]:
+    found = {finding.rule_id for finding in matched.findings}
+    by_line: dict[int, list[str]] = {}
+    for finding in matched.findings:
+        by_line.setdefault(finding.line, []).append(finding.rule_id)
+    for rule_id in dict.fromkeys(item.rule_id for item in tried if item.kind == "match"):
+        if rule_id in found:
+            continue
+        rule = rules.by_id[rule_id]
+        for number, text in _lines(matched.event.event):
+            explainers = [other for other in by_line.get(number, ()) if rule_id in rules.by_id[other].explains]
+            if explainers and any(_search(pattern, text) for pattern in rule.matches):
+                yield Dropped(rule_id, number, explainers[0])
+                break
+
+
+def _lines(event: Event) -> Iterator[tuple[int, str]]:
+    for record in event.records:
+        for offset, text in enumerate(record.message.split("\n")):
+            yield record.line + offset, text
+
+
+def _search(pattern: Any, text: str) -> bool:
+    try:
+        return pattern.compiled.search(text, timeout=REGEX_TIMEOUT) is not None
+    except TimeoutError:
+        return False
 
 
 def _run_of(event: Event, diagnosis: Diagnosis) -> Run | None:
@@ -185,6 +232,8 @@ def _fates(run: Run, rules: RuleSet) -> tuple[tuple[Fate, ...], str]:
     for finding in run.findings:
         if winner is not None and _same(finding, winner):
             fates.append(Fate(finding, "root cause", f"priority {finding.priority}, {finding.severity.label}"))
+        elif winner is not None and finding.rule_id == winner.rule_id:
+            fates.append(Fate(finding, "repeat", f"the root cause's class again; line {winner.line} is the evidence"))
         elif finding.severity < Severity.WARNING:
             fates.append(Fate(finding, "not a cause", f"severity {finding.severity.label} is below warning"))
         elif finding.rule_id in explained and finding not in candidates:
@@ -233,4 +282,4 @@ def _why(winner: Finding, ranked: list[Finding], explained: dict[str, Finding]) 
     return "; ".join(parts)
 
 
-__all__ = ["EventExplanation", "Explanation", "Fate", "LineOutsideEvents", "Tried", "explain"]
+__all__ = ["Dropped", "EventExplanation", "Explanation", "Fate", "LineOutsideEvents", "Tried", "explain"]

@@ -63,14 +63,22 @@ MASKS: tuple[Mask, ...] = (
 
 # Application prefixes in front of the message (docker compose, vLLM/SGLang loggers, Ray actors,
 # python logging): not part of what the line says.
+_LEVEL = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)"
 _PREFIXES = (
     re.compile(r"^[\w.-]+(?:-\d+)?\s+\|\s?"),
     re.compile(r"^\(\w+(?: rank=\d+)? pid=\d+(?:, ip=[\d.]+)?\)\s+"),
-    re.compile(r"^(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+(?:\[[\w./ -]+:\d+\]|[\w./-]+:\d+\])\s?"),
+    # vLLM / SGLang: "ERROR 07-28 15:07:22 [core.py:632] ", "INFO 11-18 18:07:28 engine.py:366] "
+    re.compile(r"^" + _LEVEL + r"\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+(?:\[[\w./ -]+:\d+\]|[\w./-]+:\d+\])\s?"),
     re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z]+\d*)*\]\s+"),
-    re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\s+(?:[\w.]+\s+)?(?:\d+\s+)?"
-               r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\s:-]*"),
-    re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.]+:\d+\]\s+"),
+    # python logging: "2024-12-26 10:14:09,664 name 4247 ERROR ", "... - WARNING - name: "
+    re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+(?:-\s+)?(?:[\w.]+\s+)?(?:\d+\s+)?"
+               + _LEVEL + r"\b[\s:-]*"),
+    # glog / c10: "E0611 12:00:00.123 1234 file.py:12] ", "[rank2]:[E1014 12:00:00.1 ProcessGroupNCCL.cpp:1] "
+    re.compile(r"^(?:\[rank\d+\]:)?\[?[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+(?:\d+\s+)?[\w./-]+:\d+\]\s*"),
+    # dmesg: "[ 1234.567890] ", "[Thu Jan  4 10:00:00 2024] "
+    re.compile(r"^\[\s*\d+\.\d+\]\s*|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]\s*"),
+    # uvicorn and bare levels: "ERROR:    ", "WARNING:root:"
+    re.compile(r"^" + _LEVEL + r":(?:[\w.]+:)?\s*"),
 )
 
 

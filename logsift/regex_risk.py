@@ -1,28 +1,30 @@
-"""Regex constructs at risk of catastrophic backtracking, found statically for `patterns check`.
+r"""Regex constructs at risk of catastrophic backtracking, found statically for `patterns check`.
 
 The matcher runs every regex with a timeout, so a bad regex cannot stall the stream; but a
 regex that times out misses its line, so the library should not contain one. Three shapes are
 flagged, each only where backtracking can really split the same text in many ways:
 
 - a quantified group whose body holds an unbounded quantifier that nothing mandatory delimits
-  from the next iteration: `(a+)+`, `(.*)*`, `(\\w+\\s?)+` (exponential). `([A-Za-z_]\\w*\\.)*`
-  is not flagged: the `\\.` that ends each iteration is a character `\\w` cannot take.
-- unbounded quantifiers next to each other (only optional parts between) whose characters
-  overlap, so that a failing match tries every split between them: `\\s*\\s*`, `.*.*`, `\\w+_?\\w+` (polynomial).
-- an alternation repeated by a quantifier whose branches can start the same text: `(a|aa)+`,
-  `(\\w|\\d)*`.
+  from the next iteration: `(a+)+`, `(.*)*`, `(\w+\s?)+` (exponential). `([A-Za-z_]\w*\.)*`
+  is not flagged: the `\.` that ends each iteration is a character `\w` cannot take.
+- unbounded quantifiers next to each other (only optional parts between) that can both take
+  the text at their border, when something after them can fail: `\s*\s*`, `.*.*x`,
+  `\w+[^)]*?\)` (polynomial). `\d+(?:\.\d+)*` and `\w+\b[^)]*?` are not flagged.
+- an alternation under a quantifier whose branches can match the same text: `(a|aa)+`,
+  `(?:\d|\w\w)+` (exponential). Single-character branches like `(\w|\d)` are one character
+  class to both engines, and are not flagged.
 
 Works on the parse tree of Python's `re` (the rule regexes use the common subset of `re` and
 `regex`); a regex that only `regex` can parse is not analysed. Character classes are compared
 on a sample alphabet (ASCII plus a few non-ASCII letters, digits and spaces), which is enough to
-tell `\\w` from `\\.` or `\\S` from `\\s`.
+tell `\w` from `\.` or `\S` from `\s`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 try:  # Python 3.11+
     import re._constants as constants  # type: ignore[import-not-found]
@@ -43,6 +45,7 @@ _CATEGORIES = {
 _CATEGORY_CHARS = {
     code: frozenset(char for char in ALPHABET if re.fullmatch(text, char)) for code, text in _CATEGORIES.items()
 }
+_WORD = _CATEGORY_CHARS[constants.CATEGORY_WORD]
 _AT = {
     constants.AT_BEGINNING: "^", constants.AT_BEGINNING_STRING: r"\A", constants.AT_END: "$",
     constants.AT_END_STRING: r"\Z", constants.AT_BOUNDARY: r"\b", constants.AT_NON_BOUNDARY: r"\B",
@@ -119,7 +122,7 @@ def risks(source: str) -> list[Risk]:
     root = _Builder(names).sequence(list(tree), bool(tree.state.flags & constants.SRE_FLAG_IGNORECASE),
                                     bool(tree.state.flags & constants.SRE_FLAG_DOTALL))
     found: list[Risk] = []
-    for risk in _check(root):
+    for risk in _check(root, tail=False):
         if risk not in found:
             found.append(risk)
     return found
@@ -216,8 +219,10 @@ def _fold(chars: frozenset[str], ignore_case: bool) -> frozenset[str]:
 def _escape(char: str, in_class: bool = False) -> str:
     if char == " ":
         return " "
-    if in_class and char not in "]\\^-":
-        return char if char.isprintable() else re.escape(char)
+    if not char.isprintable():
+        return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(char, f"\\x{ord(char):02x}" if ord(char) < 256 else char)
+    if in_class:
+        return "\\" + char if char in "]\\^-" else char
     return re.escape(char)
 
 
@@ -307,12 +312,33 @@ def first(node: Node) -> frozenset[str]:
     return first(node.body) if node.body is not None else ALPHABET
 
 
+def last(node: Node) -> frozenset[str]:
+    """The characters a match of the node may end with."""
+    if isinstance(node, Seq):
+        found: frozenset[str] = frozenset()
+        for item in reversed(node.items):
+            found |= last(item)
+            if not nullable(item):
+                break
+        return found
+    if isinstance(node, Alt):
+        return frozenset().union(*(last(branch) for branch in node.branches))
+    if isinstance(node, Repeat):
+        return last(node.body) if node.high != 0 else frozenset()
+    if isinstance(node, Opaque) and node.body is not None and not node.zero_width:
+        return last(node.body)
+    return first(node)
+
+
 def blocks(node: Node, chars: frozenset[str]) -> bool:
     """True when every match of the node holds a character outside `chars`: a quantifier over
     `chars` cannot run across it."""
     if isinstance(node, Chars):
         return not node.chars & chars
     if isinstance(node, Seq):
+        if not node.items and node.text == "\\b":
+            # After a run of word characters a word boundary means a non-word character next.
+            return bool(chars) and chars <= _WORD
         return any(blocks(item, chars) for item in node.items)
     if isinstance(node, Alt):
         return all(blocks(branch, chars) for branch in node.branches)
@@ -338,13 +364,22 @@ def _children(node: Node) -> tuple[Node, ...]:
     return ()
 
 
-def _check(node: Node) -> Iterator[Risk]:
+def _check(node: Node, tail: bool) -> Iterator[Risk]:
+    """`tail`: whether something that can fail follows the node (else a greedy match just ends)."""
     if isinstance(node, Repeat) and node.large:
         yield from _repeated(node)
     if isinstance(node, Seq):
-        yield from _adjacent(node)
+        yield from _adjacent(node, tail)
+        for index, item in enumerate(node.items):
+            yield from _check(item, tail or _fails_after(node.items[index + 1:]))
+        return
     for child in _children(node):
-        yield from _check(child)
+        # A repeated body is followed by its next repetition; a lookaround's by the rest.
+        yield from _check(child, tail if isinstance(node, Alt) else True)
+
+
+def _fails_after(items: Sequence[Node]) -> bool:
+    return any(not nullable(item) or item.text in ("$", "\\Z") for item in items)
 
 
 def _clip(text: str) -> str:
@@ -442,7 +477,7 @@ def _unbounded(node: Node) -> bool:
     return isinstance(node, Repeat) and node.high is None and not node.possessive
 
 
-def _adjacent(seq: Seq) -> Iterator[Risk]:
+def _adjacent(seq: Seq, tail: bool) -> Iterator[Risk]:
     items = _flat(seq)
     for index, item in enumerate(items):
         if not _unbounded(item):
@@ -450,7 +485,15 @@ def _adjacent(seq: Seq) -> Iterator[Risk]:
         for later in range(index + 1, len(items)):
             other = items[later]
             if _unbounded(other):
-                if consumed(item) & consumed(other):
+                # Ambiguous when the text at the split could go to either: the second can start
+                # with what the first takes, and take what the first ends with (`(?:\w+/)*\w+`
+                # is not: only the first takes "/"). It costs when a failure after them makes
+                # the engine try every split; a second that only takes what the first does
+                # (`\s*\s*`) is flagged anyway, as it is never needed.
+                taken = consumed(item)
+                redundant = consumed(other) <= taken
+                ambiguous = bool(first(other) & taken) and bool(last(item) & consumed(other))
+                if ambiguous and (redundant or tail or _fails_after(items[later + 1:])):
                     between = "".join(part.text for part in items[index:later + 1])
                     yield Risk(
                         _clip(between),
@@ -459,7 +502,7 @@ def _adjacent(seq: Seq) -> Iterator[Risk]:
                         "merge them or separate them by a character only one can match",
                     )
                 break
-            if not nullable(other):
+            if not nullable(other) or blocks(other, consumed(item)):
                 break
 
 

@@ -14,9 +14,10 @@ in which nothing at all could be read is an InputError.
 from __future__ import annotations
 
 import glob
+import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import BinaryIO, Iterable, Iterator
 
 from logsift import readers
@@ -34,7 +35,9 @@ _UNITS_S = {
     "d": 86400, "day": 86400, "days": 86400, "w": 604800, "week": 604800, "weeks": 604800,
     "M": 2629800, "month": 2629800, "months": 2629800, "y": 31557600, "year": 31557600, "years": 31557600,
 }
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+NO_JOURNAL = ("no journal files on this machine (is systemd-journald running?); "
+              "read copied journals with --directory DIR or --file FILE")
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,11 @@ def select(files: Iterable[str] = (), directory: str | None = None, units: Itera
     paths: list[str] = []
     for pattern in files:
         matched = sorted(glob.glob(pattern)) if any(char in pattern for char in "*?[") else [pattern]
-        if not matched:
+        if not matched or not all(os.path.isfile(path) for path in matched):
             raise UsageError(f"--file {pattern}: no such file")
         paths.extend(matched)
+    if directory and not os.path.isdir(directory):
+        raise UsageError(f"--directory {directory}: no such directory")
     if paths and directory:
         raise UsageError("give either --file or --directory, not both")
     if boot is not None and not _BOOT.match(boot.strip()):
@@ -100,7 +105,7 @@ def parse_time(text: str, option: str = "--since", now: datetime | None = None) 
     """A journalctl time (local time unless it says otherwise) as microseconds since the epoch:
     "2026-05-25 20:11:00", "2026-05-25T20:11:00Z", "20:11", "today", "yesterday", "now",
     "-1h", "30min ago", "@1779739862"."""
-    now = (now or datetime.now(timezone.utc)).astimezone()
+    now = (now or datetime.now(UTC)).astimezone()
     value = text.strip()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     named = {"now": now, "today": midnight, "yesterday": midnight - timedelta(days=1),

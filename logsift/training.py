@@ -44,7 +44,9 @@ _FAILURE = re.compile(
     r"exhausted|requires?|too old|no module named)\b"
 )
 _EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Warning)\b")
-_QUIET = re.compile(r"^(?:INFO|DEBUG|TRACE)\b|^\[?(?:INFO|DEBUG)\]|^I\d{4} |\bNCCL INFO\b")
+# A line its own logger marks as informational (in the prefix, or as the line's first word).
+_QUIET = re.compile(r"^\[?(?:INFO|DEBUG|TRACE)\b|^I\d{4} |\bNCCL INFO\b|\blevel=(?:INFO|DEBUG)\b")
+_QUIET_PREFIX = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|^\[?I\d{4} ")
 # Lines that carry no words of the failure itself.
 _NOISE = re.compile(
     r"^(?:Traceback \(most recent call last\)|File \"[^\"]*\", line \d+|frame #\d+:|"
@@ -82,6 +84,7 @@ def candidate_lines(event: Event) -> list[tuple[int, str]]:
     traceback = event.kind == "traceback"
     for number, raw in event_lines(event):
         body = strip_prefix(raw)
+        quiet = _quiet(raw, body)
         indented = body[:1] in (" ", "\t")
         stripped = body.strip()
         if not stripped or _NOISE.match(stripped):
@@ -91,7 +94,7 @@ def candidate_lines(event: Event) -> list[tuple[int, str]]:
             after_frame = False
             continue  # the source line under a frame: code, not a message
         after_frame = False
-        if not (_FAILURE.search(stripped) or _EXCEPTION.match(stripped)) or _QUIET.search(stripped):
+        if quiet or not (_FAILURE.search(stripped) or _EXCEPTION.match(stripped)):
             continue
         key = mask(stripped)
         if key in seen:
@@ -113,10 +116,17 @@ def needs_model(matched: Matched, rules: RuleSet) -> bool:
         return False
     if event.kind in ("traceback", "build"):
         return True
-    return any(
-        (_FAILURE.search(text) or _EXCEPTION.match(text)) and not _QUIET.search(text)
-        for text in (strip_prefix(raw).strip() for _, raw in event_lines(event))
-    )
+    for _, raw in event_lines(event):
+        body = strip_prefix(raw)
+        text = body.strip()
+        if (_FAILURE.search(text) or _EXCEPTION.match(text)) and not _quiet(raw, body):
+            return True
+    return False
+
+
+def _quiet(raw: str, body: str) -> bool:
+    prefix = raw[: len(raw) - len(body)]
+    return bool(_QUIET.search(body.strip()) or (prefix and _QUIET_PREFIX.search(prefix)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,13 +208,19 @@ def _label(
 
 
 def _expected_lines(path: Path) -> dict[int, str]:
-    """Line -> class of each run's cause recorded in a fixture's expected.json."""
+    """Line -> class of each run's cause recorded in a fixture's expected.json: a scenario's
+    `{"class", "line"}` per run, or a blessed report's rule-made `root_cause` and its evidence."""
     data = json.loads(path.read_text(encoding="utf-8"))
     found: dict[int, str] = {}
-    for incident in data.get("incidents", []):
+    for incident in data.get("incidents", []) if isinstance(data, dict) else []:
         for run in incident.get("runs", []):
-            if isinstance(run.get("line"), int) and isinstance(run.get("class"), str):
-                found[run["line"]] = run["class"]
+            label, line = run.get("class"), run.get("line")
+            root = run.get("root_cause")
+            if label is None and isinstance(root, dict) and root.get("source", "rule") == "rule":
+                evidence = root.get("evidence") or [{}]
+                label, line = root.get("class"), evidence[0].get("line")
+            if isinstance(line, int) and isinstance(label, str):
+                found[line] = label
     return found
 
 

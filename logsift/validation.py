@@ -144,29 +144,9 @@ def _risk_problems(rule: Rule) -> list[Problem]:
     found = []
     for kind, patterns in (("match", rule.matches), ("context", rule.context)):
         for pattern in patterns:
-            line = pattern_line(rule.path, kind, pattern.index) or pattern.line
             for risk in regex_risk.risks(pattern.source):
-                found.append(Problem(str(rule.path), line, f"[[{kind}]] #{pattern.index + 1}: {risk}"))
+                found.append(Problem(str(rule.path), pattern.line, f"[[{kind}]] #{pattern.index + 1}: {risk}"))
     return found
-
-
-def pattern_line(path: Path, kind: str, index: int) -> int | None:
-    """The line of the `regex =` of the index-th `[[kind]]` table (Pattern.line counts [[context]]
-    regexes from the top of the file, so it can point at a [[match]])."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
-    seen = -1
-    inside = False
-    for number, line in enumerate(lines, 1):
-        stripped = line.strip()
-        if stripped.startswith("["):
-            inside = stripped.replace(" ", "") == f"[[{kind}]]"
-            seen += inside
-        elif inside and seen == index and stripped.startswith("regex") and stripped[5:].lstrip().startswith("="):
-            return number
-    return None
 
 
 def _line_of(path: Path, key: str) -> int:

@@ -53,9 +53,9 @@ class LogsiftGroup(click.Group):
 
 _SUMMARIES = {
     "triage": "Diagnose failed runs in logs (the default: `logsift FILE...`).",
-    "patterns": "List, check and try out the rule library (list, check, test).",
-    "explain": "Show why an event got its class: rules tried, matched, excluded, the winner.",
-    "eval": "Measure accuracy on a labelled corpus (a manifest.tsv of log files).",
+    "patterns": "The rule library: list, check, test a rule on a log.",
+    "explain": "Why an event got its class: rules tried, matched, excluded.",
+    "eval": "Measure accuracy on a labelled corpus (manifest.tsv).",
 }
 
 

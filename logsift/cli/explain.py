@@ -89,6 +89,9 @@ def _text(item: Explanation) -> list[str]:
                          f"{finding.severity.label}){_captures(finding)}")
     else:
         lines.append("Rules that matched: none")
+    for dropped in item.dropped:
+        lines.append(f"Matched but dropped: {dropped.rule_id} on line {dropped.line} reads the same line as "
+                     f"{dropped.by}, which explains it")
     if item.not_matched:
         lines.append(f"Selected but no regex matched: {', '.join(item.not_matched)}")
     for fact in item.facts:
@@ -173,6 +176,8 @@ def _as_dict(item: Explanation) -> dict[str, Any]:
         "tried": [{"class": tried.rule_id, "kind": tried.kind, "line": tried.line, "literal": tried.literal}
                   for tried in item.tried],
         "matched": [_finding_dict(finding) for finding in item.matched],
+        "dropped": [{"class": dropped.rule_id, "line": dropped.line, "explained_by": dropped.by}
+                    for dropped in item.dropped],
         "not_matched": list(item.not_matched),
         "context": [{"class": fact.rule_id, "line": fact.line,
                      "fields": {key: redact(value) for key, value in fact.fields.items()}} for fact in item.facts],

@@ -13,7 +13,7 @@ from logsift.exceptions import UsageError
 from logsift.reporters.common import clip
 from logsift.rules import Rule, default_pattern_dirs, load_rule
 from logsift.sanitize import safe
-from logsift.validation import Trial, check_library, pattern_line, rule_id_for, trial
+from logsift.validation import Trial, check_library, rule_id_for, trial
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -121,8 +121,7 @@ def _trial_lines(result: Trial, log: Path, missed: bool, limit: int) -> list[str
     lines = [f"Rule: {rule.id} ({_display(str(rule.path))})", f"Log:  {log}", ""]
     for entry in result.patterns:
         count = len(entry.hits)
-        line = pattern_line(rule.path, entry.kind, entry.pattern.index) or entry.pattern.line
-        lines.append(f"[[{entry.kind}]] #{entry.pattern.index + 1} (line {line}): "
+        lines.append(f"[[{entry.kind}]] #{entry.pattern.index + 1} (line {entry.pattern.line}): "
                      f"{count} hit{'s' if count != 1 else ''}")
         lines.append(f"  {entry.pattern.source}")
         shown = entry.hits if limit == 0 else entry.hits[:limit]

@@ -16,7 +16,7 @@ output: json, verbose, the native journal and the journalctl fallback.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import BinaryIO, Iterator, Mapping
 
 from logsift.readers.lines import MAX_LINE, TRUNCATED
@@ -28,8 +28,9 @@ FIELD_CAP = 4096  # characters kept of any other field in Record.fields
 MAX_FIELDS = 256  # fields kept per entry (journald allows 1024)
 DATA_MAX = 768 << 20  # journald's own limit for one field (DATA_SIZE_MAX): longer is garbage
 CHUNK = 1 << 20
+FAST_MAX = 64 * 1024  # an entry longer than this takes the careful path
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FIELD_NAME = re.compile(rb"[A-Z_][A-Z0-9_]{0,63}")
 _KNOWN_CAP = 4096  # valid field names remembered, so that each is checked once
 
@@ -171,11 +172,42 @@ class ExportReader:
     def read(self, stream: BinaryIO) -> Iterator[Record]:
         data = _Stream(stream)
         while True:
-            entry = self._entry(data)
+            entry: Record | _Skip | None = self._fast(data)
             if entry is None:
-                return
-            if entry is not _SKIPPED:
+                entry = self._entry(data)
+                if entry is None:
+                    return
+            if isinstance(entry, Record):
                 yield entry
+
+    def _fast(self, data: _Stream) -> Record | _Skip | None:
+        """The common entry, all `KEY=value` lines and already in the buffer, parsed in one go;
+        None when the entry needs the careful path (binary fields, CRs, a buffer refill)."""
+        buffer, start = data.buffer, data.position
+        end = buffer.find(b"\n\n", start, start + FAST_MAX)
+        if end <= start:
+            return None
+        fields: dict[str, str] = {}
+        message: bytes | None = None
+        message_index = 0
+        lines = buffer[start:end].split(b"\n")
+        for index, line in enumerate(lines):
+            name, equals, value = line.partition(b"=")
+            if not equals or not self._valid(name) or value[-1:] == b"\r":
+                return None
+            if name == b"MESSAGE":
+                message, message_index = value, index
+            elif len(fields) < MAX_FIELDS:
+                fields[name.decode("ascii")] = (value if len(value) <= FIELD_CAP else value[:FIELD_CAP]).decode("utf-8", "replace")
+        first = data.line
+        data.position = end + 2
+        data.line += len(lines) + 1
+        if message is None:
+            return self._bad(first, "entry has no MESSAGE field")
+        text, cut = cap_message(message)
+        if cut:
+            self.problems.note("truncated", self.where(first + message_index))
+        return entry_record(fields, text, first + message_index, self.source)
 
     def _valid(self, name: bytes) -> bool:
         if name in self.known:
@@ -186,7 +218,7 @@ class ExportReader:
             self.known.add(name)
         return True
 
-    def _entry(self, data: _Stream) -> Record | object | None:
+    def _entry(self, data: _Stream) -> Record | _Skip | None:
         """One entry: a Record, _SKIPPED (bad, counted), or None at the end of the stream."""
         fields: dict[str, str] = {}
         message: str | None = None
@@ -194,7 +226,7 @@ class ExportReader:
         message_lines = 1
         while True:
             line_number = data.line
-            got = data.readline(MESSAGE_CAP)
+            got = data.readline(MESSAGE_CAP + 65)  # NAME= (at most 64 + 1) and a capped value
             if got is None:
                 return self._finish(fields, message, start, message_line, message_lines)
             raw, dropped, ended = got
@@ -242,18 +274,18 @@ class ExportReader:
             elif len(fields) < MAX_FIELDS:
                 fields[name.decode("ascii")] = value.decode("utf-8", "replace")
 
-    def _finish(self, fields: dict[str, str], message: str | None, start: int, line: int, lines: int) -> Record | object | None:
+    def _finish(self, fields: dict[str, str], message: str | None, start: int, line: int, lines: int) -> Record | _Skip | None:
         if message is None:
             if not fields:
                 return None
             return self._bad(start, "entry has no MESSAGE field")
         return entry_record(fields, message, line, self.source, lines)
 
-    def _bad(self, start: int, why: str) -> object:
+    def _bad(self, start: int, why: str) -> _Skip:
         self.problems.skip(self.where(start), why)
         return _SKIPPED
 
-    def _resync(self, data: _Stream, start: int, why: str) -> object:
+    def _resync(self, data: _Stream, start: int, why: str) -> _Skip:
         """Skip to the next empty line, where the next entry starts."""
         while True:
             got = data.readline(64)
@@ -261,7 +293,11 @@ class ExportReader:
                 return self._bad(start, why)
 
 
-_SKIPPED = object()
+class _Skip:
+    """What _entry returns for a bad entry, skipped and counted."""
+
+
+_SKIPPED = _Skip()
 
 
 def read_export(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:

@@ -9,25 +9,27 @@ selection, as the native reader numbers them, so both paths point at the same li
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import replace
-from typing import Iterator
+from pathlib import Path
+from typing import BinaryIO, Iterator, cast
 
 from logsift.exceptions import InputError
 from logsift.readers.export import ExportReader
 from logsift.records import ReadProblems, Record
-from logsift.sources import Selection
+from logsift.sources import NO_JOURNAL, Selection
 
 PIPE_SIZE = 1 << 20  # a bigger pipe lets journalctl run ahead of the reader (PERFORMANCE.md)
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 def command(selection: Selection, journalctl: str = "journalctl") -> list[str]:
-    argv = [journalctl, "--output=export", "--all", "--no-pager", "--quiet"]
+    argv = [journalctl, "--output=export", "--all", "--no-pager"]
     argv.extend(f"--file={path}" for path in selection.files)
     if selection.directory:
         argv.append(f"--directory={selection.directory}")
@@ -41,6 +43,15 @@ def command(selection: Selection, journalctl: str = "journalctl") -> list[str]:
     if selection.after_cursor:
         argv.append(f"--after-cursor={selection.after_cursor}")
     return argv
+
+
+def _local_journal_files() -> bool:
+    """Whether this machine has a journal for journalctl to read (what it opens by default)."""
+    for root in (Path("/var/log/journal"), Path("/run/log/journal")):
+        for pattern in ("*.journal", "*/*.journal", "*.journal~", "*/*.journal~"):
+            if next(root.glob(pattern), None) is not None:
+                return True
+    return False
 
 
 def find_journalctl() -> str | None:
@@ -59,19 +70,19 @@ def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
                          "install one: pip install 'logsift[journal]' (needs apt-get install libsystemd-dev "
                          "pkg-config gcc), or apt-get install systemd")
     source = selection.source
+    if not selection.files and not selection.directory and not _local_journal_files():
+        raise InputError(NO_JOURNAL)  # journalctl -o export would print nothing and exit 0
     with tempfile.TemporaryFile() as errors:
         # stderr to a file, not a pipe: a chatty journalctl must not block while we read stdout.
         child = subprocess.Popen(command(selection, program), stdout=subprocess.PIPE, stderr=errors,
                                  stdin=subprocess.DEVNULL, env={**os.environ, "SYSTEMD_COLORS": "0"})
         assert child.stdout is not None
         try:
-            try:
+            with contextlib.suppress(OSError):  # a smaller pipe only costs speed
                 fcntl.fcntl(child.stdout.fileno(), F_SETPIPE_SZ, PIPE_SIZE)
-            except OSError:
-                pass  # a smaller pipe only costs speed
             line = 1
             boot: str | None = None
-            for record in ExportReader(source, problems).read(child.stdout):
+            for record in ExportReader(source, problems).read(cast(BinaryIO, child.stdout)):
                 if boot is not None and record.boot != boot:
                     line += 1  # journalctl -o short prints "-- Boot ... --" here
                 boot = record.boot
@@ -86,4 +97,5 @@ def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
         if status != 0:
             errors.seek(0)
             message = " ".join(errors.read(4096).decode("utf-8", "replace").split()) or f"exit status {status}"
-            raise InputError(f"journalctl failed: {message}", source)
+            hint = " (a damaged or cut journal file? check it: journalctl --file PATH --verify)" if selection.files else ""
+            raise InputError(f"journalctl failed: {message}{hint}", source)

@@ -24,7 +24,7 @@ from logsift.readers.text import TextReader
 from logsift.records import ReadProblems, Record
 
 try:  # orjson parses journal JSON about 2x faster; optional (the `fast` extra)
-    import orjson
+    import orjson  # type: ignore[import-not-found, unused-ignore]
 
     _loads: Callable[[bytes], Any] = orjson.loads
     _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError)
@@ -37,9 +37,12 @@ TEXT_BATCH = 256  # non-JSON lines handed to the text reader at a time
 NULL_MESSAGE = "[logsift: MESSAGE was null: journalctl drops values over 4096 bytes unless given --all]"
 # Deletes what binary noise is made of: C0 controls (but tab, CR, ESC) and U+FFFD from bad UTF-8.
 _NOISE = {code: None for code in [*range(0, 9), *range(10, 13), *range(14, 27), *range(28, 32), 0xFFFD]}
-_STRING = r'"((?:[^"\\]|\\.)*)"'
+# Unrolled and possessive: a 1 MiB string costs no backtracking stack (re keeps a state per
+# repetition of an alternation, over 100 MiB for one such string).
+_BODY = r'[^"\\]*+(?:\\.[^"\\]*+)*+'
+_STRING = r'"(' + _BODY + r')"'
 _PAIR = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*(' + _STRING + r'|\[[^\[\]]*\]|\[(?:\[[^\[\]]*\],?\s*)*\]|null)')
-_OPEN_STRING = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*"((?:[^"\\]|\\.)*)\\?(?:u[0-9a-fA-F]{0,3})?$')
+_OPEN_STRING = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*"(' + _BODY + r'\\?)$')
 _OPEN_BYTES = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*\[([\d,\s]*)$')
 
 
@@ -144,18 +147,18 @@ class JsonReader:
         return self._record(fields, number, dropped if cut == "MESSAGE" else 0)
 
     def _record(self, fields: dict[str, Any], number: int, dropped: int) -> Record:
-        kept: dict[str, str] = {}
+        value = fields.pop("MESSAGE")
+        # journalctl's values are strings: then the parsed dict is kept as it is (no copy).
+        kept: dict[str, str] = {name: text for name, text in fields.items() if type(text) is str}
         nulls = 0
-        for name, value in fields.items():
-            if name == "MESSAGE" or len(kept) >= MAX_FIELDS:
-                continue
-            if value is None:
-                nulls += 1
-                continue
-            text = value if type(value) is str else _text(value)
-            kept[name] = text if len(text) <= FIELD_CAP else text[:FIELD_CAP]
-        value = fields["MESSAGE"]
-        if value is None:
+        if len(kept) != len(fields):
+            nulls = sum(1 for text in fields.values() if text is None)
+            kept.update((name, _text(other)) for name, other in fields.items() if other is not None and type(other) is not str)
+        if len(kept) > MAX_FIELDS or (kept and max(map(len, kept.values())) > FIELD_CAP):
+            kept = {name: text[:FIELD_CAP] for name, text in list(kept.items())[:MAX_FIELDS]}
+        if type(value) is str and len(value) <= MESSAGE_CAP and not dropped:
+            message = value
+        elif value is None:
             nulls += 1
             message = NULL_MESSAGE
         else:
@@ -234,8 +237,9 @@ def salvage(text: str) -> tuple[dict[str, Any], str | None]:
     open_bytes = _OPEN_BYTES.search(tail) if open_string is None else None
     cut: tuple[str, Any] | None = None
     if open_string is not None:
+        partial = _drop_partial_escape(open_string.group(2))
         try:
-            cut = (open_string.group(1), json.loads('"' + open_string.group(2) + '"'))
+            cut = (open_string.group(1), json.loads('"' + partial + '"'))
         except ValueError:
             cut = (open_string.group(1), open_string.group(2))
     elif open_bytes is not None:
@@ -245,6 +249,16 @@ def salvage(text: str) -> tuple[dict[str, Any], str | None]:
         return fields, None
     fields[cut[0]] = cut[1]
     return fields, cut[0]
+
+
+def _drop_partial_escape(text: str) -> str:
+    """The cut went through an escape (`\\`, `\\u00`): drop what of it was read."""
+    escape = re.search(r"\\+(?:u[0-9a-fA-F]{0,3})?$", text)
+    if escape is None:
+        return text
+    slashes = len(escape.group(0)) - len(escape.group(0).lstrip("\\"))
+    # Pairs of backslashes are complete escapes; an odd one out starts the cut escape.
+    return text[: escape.start() + slashes - slashes % 2] if slashes % 2 else text
 
 
 def garbage(text: str) -> bool:

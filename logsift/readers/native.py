@@ -22,10 +22,11 @@ from logsift.exceptions import InputError
 from logsift.readers.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
 from logsift.readers.lines import TRUNCATED
 from logsift.records import ReadProblems, Record
-from logsift.sources import Selection, mangle_unit
+from logsift.sources import NO_JOURNAL, Selection, mangle_unit
 
 LOCAL_ONLY = 1  # SD_JOURNAL_LOCAL_ONLY, what journalctl opens by default
 _COREDUMP = "fc2e22bc6ee647b6b90729ab34a250b1"
+_VERIFY = " (a damaged or cut journal file? check it: journalctl --file PATH --verify)"
 
 
 def open_journal(selection: Selection) -> Any:
@@ -36,7 +37,7 @@ def open_journal(selection: Selection) -> Any:
             return _reader._Reader(0, None, list(selection.files))
         return _reader._Reader(LOCAL_ONLY)
     except OSError as error:
-        raise InputError(f"cannot open the journal: {error}", selection.source) from None
+        raise InputError(f"cannot open the journal: {error.strerror or error}{_VERIFY}", selection.source) from None
     except ValueError:
         raise InputError("cannot open the journal: not a journal file or directory, or no permission",
                          selection.source) from None
@@ -48,8 +49,7 @@ def read_journal(selection: Selection, problems: ReadProblems | None = None) -> 
     journal = open_journal(selection)
     try:
         if not selection.files and not selection.directory and not (journal.has_persistent_files() or journal.has_runtime_files()):
-            raise InputError("no journal files on this machine (is systemd-journald running?); "
-                             "read copied journals with --directory DIR or --file FILE")
+            raise InputError(NO_JOURNAL)
         journal.data_threshold = MESSAGE_CAP + 1  # longer values come back cut at this size
         if _apply(journal, selection):
             yield from _entries(journal, selection, problems)

@@ -9,8 +9,8 @@ indented right after a journal entry is a continuation line of that entry's mult
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
 from contextvars import ContextVar
+from datetime import UTC, datetime, timedelta
 from typing import Callable, Iterable, Iterator, Protocol
 
 from logsift.records import Record
@@ -39,6 +39,11 @@ _MARKER = re.compile(r"^-- (?:Boot (?P<boot>[0-9a-f]{32})|No entries|Reboot|Logs
 _COMPOSE = re.compile(r"^(?P<ident>[A-Za-z0-9][\w.-]*)\s+\| ?(?P<msg>.*)$")
 _RAY = re.compile(r"^\((?P<ident>[\w:.-]+) pid=(?P<pid>\d+)(?:, ip=[\d.]+)?\) (?P<msg>.*)$")
 _UNIT_SUFFIX = (".service", ".scope", ".socket", ".timer", ".mount", ".slice", ".target")
+# `-o cat` drops the prefix, but systemd's own lines about a unit still say who wrote them.
+_SYSTEMD_WORDING = re.compile(
+    r"^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) [\w@:.\\-]+\.(?:service|scope|socket|mount|timer)\b"
+    r"|[\w@:.\\-]+\.(?:service|scope|socket|mount|timer): )"
+)
 
 
 BATCH = 2048
@@ -175,7 +180,8 @@ class TextReader:
         pid = int(match.group("pid")) if match.group("pid") else None
         unit = None
         if ident.endswith(_UNIT_SUFFIX):  # with-unit: the unit stands where the identifier would
-            unit = ident
+            # PID 1's own unit is init.scope; the unit its line is about is named in the message.
+            unit = None if ident == "init.scope" else ident
             ident = "systemd" if ident == "init.scope" else ident.rsplit(".", 1)[0]
         return Record(
             line=number,
@@ -201,6 +207,8 @@ class TextReader:
             compose = _COMPOSE.match(line)
             if compose:
                 ident, message = compose.group("ident"), compose.group("msg")
+        if ident is None and _SYSTEMD_WORDING.match(line):
+            ident = "systemd"
         return Record(line=number, message=message, identifier=ident, pid=pid, boot=self.boot, source=self.source)
 
     def _timestamp(self, match: re.Match[str]) -> datetime | None:

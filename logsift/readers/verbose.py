@@ -25,7 +25,8 @@ from logsift.records import ReadProblems, Record
 HEADER = re.compile(
     r"^(?:[A-Z][a-z]{2} )?(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: (?P<zone>\S+))? \[(?P<cursor>[^\]\s]+)\]$"
 )
-_FIELD = re.compile(r"^    (?P<name>[A-Z_][A-Z0-9_]*)=")
+_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
+_INDENTS: dict[str, str] = {}  # field name -> the indentation of its continuation lines
 _CURSOR_TIME = re.compile(r"(?:^|;)t=([0-9a-f]+)(?:;|$)")
 _BLOB = re.compile(r"^\[[\d.]+[KMG]?B? blob data\]$")
 
@@ -102,15 +103,20 @@ class _Entry:
         if self.name and line.startswith(self.indent):
             self._extend(line[len(self.indent) :])
             return
-        field = _FIELD.match(line)
-        if field is None:
+        equals = line.find("=", 5)
+        name = line[4:equals] if equals > 0 and line[4:5] != " " else ""
+        if not name or (name not in _INDENTS and not _NAME.fullmatch(name)):
             if self.name and not line.strip():
                 self._extend("")
             return
-        name = field.group("name")
-        value = line[field.end() :]
-        self.name, self.indent, self.size = name, " " * (len(name) + 5), len(value)
-        if _BLOB.match(value):
+        value = line[equals + 1 :]
+        indent = _INDENTS.get(name)
+        if indent is None:
+            indent = " " * (len(name) + 5)
+            if len(_INDENTS) < 4096:
+                _INDENTS[name] = indent
+        self.name, self.indent, self.size = name, indent, len(value)
+        if value[:1] == "[" and value.endswith(" blob data]") and _BLOB.match(value):
             self.blobs += 1
         if name in self.fields or len(self.fields) >= MAX_FIELDS:
             self.name = ""  # a repeated field: keep the first value, as the other readers do

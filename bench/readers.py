@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Throughput and peak memory of each input reader, next to journalctl rendering the same file.
+
+For each size (of the short-iso text the journal is made from):
+1. bench/generate.py writes a realistic short-iso journal (reused when present);
+2. its lines become journal export entries (the fields journald gives such lines), and
+   systemd-journal-remote stores them in a real .journal file;
+3. `journalctl --file J -o FORMAT --all > /dev/null` is timed for each format: journalctl's
+   own rendering speed;
+4. the rendering of each format is cut to SIZE bytes (at an entry boundary) and
+   `logsift --format json FILE` reads it (format auto-detected); the native file is read with
+   `logsift --file J` through systemd-python and through the journalctl fallback.
+Each logsift run is a whole process; peak RSS comes from wait4(2). Everything goes under
+bench/data/ (git-ignored).
+
+    python bench/readers.py --sizes 100M            # about a minute
+    python bench/readers.py --sizes 100M,1G --markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data"
+LOGSIFT = ROOT / ".venv" / "bin" / "logsift"
+JOURNAL_REMOTE = "/lib/systemd/systemd-journal-remote"
+FORMATS = ("short", "short-iso", "short-precise", "cat", "json", "json-seq", "json-pretty", "export", "verbose")
+# Where a rendering may be cut without cutting an entry.
+BOUNDARY = {"export": b"\n\n", "json-pretty": b"\n}\n"}
+_LINE = re.compile(rb"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?([+-]\d\d:\d\d) (\S+) ([^\s\[]+)(?:\[(\d+)\])?: (.*)$")
+_UNIT = re.compile(rb"^(?:Started |Starting |Stopping |Stopped )?([\w@.-]+\.(?:service|scope))\b")
+BOOT = b"5f0c2f4e8a3b4d0c9e51a7d2c4b6e8f1"
+MACHINE = b"b8c2d9e4f1a6473c8d5e2f9a0b1c3d4e"
+
+
+def parse_size(text: str) -> int:
+    units = {"K": 10**3, "M": 10**6, "G": 10**9}
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+def source_text(size: str) -> Path:
+    path = DATA / f"readers-{size}-short-iso.txt"
+    if not path.exists():
+        subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--size", size, "--format", "short-iso",
+                        "--failures", "6", "-o", str(path)], check=True)
+    return path
+
+
+def export_entries(text: BinaryIO) -> Iterator[bytes]:
+    """Short-iso lines as export entries with the fields journald stores for such lines."""
+    sequence = 0
+    last = 0
+    for raw in text:
+        match = _LINE.match(raw.rstrip(b"\n"))
+        if match is None:
+            continue
+        stamp, zone, host, ident, pid, message = match.groups()
+        usec = int(datetime.fromisoformat((stamp + zone).decode()).timestamp()) * 1_000_000
+        sequence = sequence + 1 if usec <= last else 0
+        last = max(usec, last + 1)
+        usec = last
+        fields = [(b"__REALTIME_TIMESTAMP", str(usec).encode()), (b"_BOOT_ID", BOOT), (b"PRIORITY", b"6"),
+                  (b"SYSLOG_FACILITY", b"3"), (b"SYSLOG_IDENTIFIER", ident), (b"_UID", b"0"), (b"_GID", b"0"),
+                  (b"_COMM", ident[:15]), (b"_MACHINE_ID", MACHINE), (b"_HOSTNAME", host)]
+        if pid == b"1":
+            fields += [(b"_PID", b"1"), (b"_TRANSPORT", b"journal"), (b"_SYSTEMD_UNIT", b"init.scope"),
+                       (b"_SYSTEMD_CGROUP", b"/init.scope"), (b"_SYSTEMD_SLICE", b"-.slice"),
+                       (b"_EXE", b"/usr/lib/systemd/systemd"), (b"_CMDLINE", b"/sbin/init")]
+            unit = _UNIT.match(message)
+            if unit:
+                fields.append((b"UNIT", unit.group(1)))
+        elif pid:
+            fields += [(b"_PID", pid), (b"_TRANSPORT", b"stdout"), (b"_STREAM_ID", pid.rjust(32, b"0")),
+                       (b"_EXE", b"/usr/bin/" + ident), (b"_CMDLINE", ident)]
+        else:
+            fields += [(b"_TRANSPORT", b"kernel" if ident == b"kernel" else b"syslog")]
+        fields.append((b"MESSAGE", message))
+        yield b"".join(name + b"=" + value + b"\n" for name, value in fields) + b"\n"
+
+
+def build_journal(size: str) -> Path:
+    """The journal made from the SIZE text; journal-remote rotates its output at about 80 MB, so
+    this is the first of its files: `journal_files` names them all (readers-SIZE*.journal)."""
+    journal = DATA / f"readers-{size}.journal"
+    if journal.exists():
+        return journal
+    with source_text(size).open("rb") as text, subprocess.Popen(
+        [JOURNAL_REMOTE, f"--output={journal}", "-"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as child:
+        assert child.stdin is not None
+        batch: list[bytes] = []
+        for entry in export_entries(text):
+            batch.append(entry)
+            if len(batch) >= 4096:
+                child.stdin.write(b"".join(batch))
+                batch = []
+        child.stdin.write(b"".join(batch))
+        child.stdin.close()
+        if child.wait() != 0:
+            raise SystemExit("systemd-journal-remote failed")
+    return journal
+
+
+def journal_files(journal: Path) -> list[Path]:
+    return sorted(journal.parent.glob(journal.stem + "*.journal"))
+
+
+def timed(command: list[str], stdout: int | BinaryIO = subprocess.DEVNULL, env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """(seconds, peak RSS in KiB, exit status) of a whole process."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "TZ": "UTC", **(env or {})})
+    _, status, usage = os.wait4(child.pid, 0)
+    return time.perf_counter() - start, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
+
+
+def entries(journal: Path) -> int:
+    """Entries in the journal (the generated messages are one line each)."""
+    with subprocess.Popen(["journalctl", *_file_options(journal), "-o", "cat", "--all", "--no-pager"],
+                          stdout=subprocess.PIPE) as child:
+        assert child.stdout is not None
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: child.stdout.read(1 << 20), b""))  # type: ignore[union-attr]
+
+
+def rendering(journal: Path, fmt: str, size: str) -> tuple[Path, int]:
+    """The rendering of `fmt` cut to SIZE bytes at an entry boundary, and how many entries it holds."""
+    path = DATA / f"readers-{size}.{fmt}"
+    limit = parse_size(size)
+    mark = BOUNDARY.get(fmt, b"\n")
+    if not path.exists():
+        with subprocess.Popen(["journalctl", *_file_options(journal), "-o", fmt, "--all", "--no-pager"],
+                              stdout=subprocess.PIPE, env={**os.environ, "TZ": "UTC"}) as child, path.open("wb") as out:
+            assert child.stdout is not None
+            written = 0
+            for chunk in iter(lambda: child.stdout.read(1 << 20), b""):  # type: ignore[union-attr]
+                if written + len(chunk) >= limit:
+                    cut = chunk.find(mark, max(limit - written - len(mark), 0))
+                    if cut >= 0:
+                        out.write(chunk[: cut + len(mark)])
+                        break
+                out.write(chunk)
+                written += len(chunk)
+            child.kill()
+    return path, _count_entries(path, fmt)
+
+
+def _file_options(journal: Path) -> list[str]:
+    return [f"--file={path}" for path in journal_files(journal)]
+
+
+def _count_entries(path: Path, fmt: str) -> int:
+    data_entries = 0
+    with path.open("rb") as data:
+        for chunk in iter(lambda: data.read(1 << 24), b""):
+            if fmt == "export":
+                data_entries += chunk.count(b"\n__CURSOR=") + (chunk.startswith(b"__CURSOR="))
+            elif fmt == "json-pretty":
+                data_entries += chunk.count(b"\n}\n")
+            elif fmt == "verbose":
+                data_entries += chunk.count(b"\n    MESSAGE=") + chunk.count(b"\n    MESSAGE\n")
+            else:
+                data_entries += chunk.count(b"\n")
+    return data_entries
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100M", help="comma-separated sizes (K, M, G: powers of 10)")
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    args = parser.parse_args(argv)
+    DATA.mkdir(parents=True, exist_ok=True)
+    formats = args.formats.split(",")
+    rows: list[tuple[str, ...]] = []
+    journalctl_rows: list[tuple[str, ...]] = []
+    for size in args.sizes.split(","):
+        journal = build_journal(size)
+        total = entries(journal)
+        for fmt in formats:
+            if size == args.sizes.split(",")[0]:
+                seconds, _, _ = timed(["journalctl", *_file_options(journal), "-o", fmt, "--all", "--no-pager"])
+                journalctl_rows.append((fmt, f"{total / seconds / 1000:.0f}k"))
+            path, count = rendering(journal, fmt, size)
+            seconds, peak, status = timed([str(LOGSIFT), "--format", "json", str(path)])
+            megabytes = path.stat().st_size / 1e6
+            rows.append((size, fmt, f"{megabytes:.0f}", f"{count}", f"{seconds:.1f}", f"{count / seconds / 1000:.0f}k",
+                         f"{megabytes / seconds:.1f}", f"{peak / 1024:.0f}", str(status)))
+            print(*rows[-1], sep="\t", flush=True)
+        for backend in ("python", "journalctl"):
+            seconds, peak, status = timed([str(LOGSIFT), "--format", "json", *_file_options(journal),
+                                           "--journal-reader", backend])
+            megabytes = sum(path.stat().st_size for path in journal_files(journal)) / 1e6
+            rows.append((size, f"native ({backend})", f"{megabytes:.0f}", f"{total}", f"{seconds:.1f}",
+                         f"{total / seconds / 1000:.0f}k", f"{megabytes / seconds:.1f}", f"{peak / 1024:.0f}", str(status)))
+            print(*rows[-1], sep="\t", flush=True)
+    if args.markdown:
+        print("\n| input | reader | MB | entries | s | entries/s | MB/s | peak RSS MiB | exit |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+        print("\n| format | journalctl renders (entries/s) |\n| --- | ---: |")
+        for row in journalctl_rows:
+            print("| " + " | ".join(row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

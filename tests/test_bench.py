@@ -1,0 +1,108 @@
+"""The benchmark scripts run: the generator is deterministic and writes each format, the regex
+conversion for the grep baseline keeps meanings, and bench/run.py goes end to end on a tiny
+journal (and writes only between its markers in BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+sys.path.insert(0, str(BENCH))
+
+import ere  # noqa: E402
+import generate  # noqa: E402
+import run as bench_run  # noqa: E402
+
+SHORT_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00 gpu-node-07 [\w.-]+(\[\d+\])?: ")
+SHORT = re.compile(r"^[A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d gpu-node-07 [\w.-]+(\[\d+\])?: ")
+
+
+def make(**options: object) -> bytes:
+    out = io.BytesIO()
+    generate.generate(out, **options)  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+def test_generator_is_deterministic() -> None:
+    first = make(lines=3000, failures=2, seed=5)
+    assert first == make(lines=3000, failures=2, seed=5)
+    assert first != make(lines=3000, failures=2, seed=6)
+
+
+@pytest.mark.parametrize(("fmt", "prefix"), [("short-iso", SHORT_ISO), ("short", SHORT), ("plain", None)])
+def test_generator_formats(fmt: str, prefix: re.Pattern[str] | None) -> None:
+    lines = make(lines=2000, fmt=fmt, seed=3).decode("utf-8").splitlines()
+    assert len(lines) >= 2000
+    if prefix is not None:
+        bad = [line for line in lines if not prefix.match(line)]
+        assert not bad, bad[:3]
+    else:
+        assert not any(SHORT_ISO.match(line) or SHORT.match(line) for line in lines)
+        assert any(line.endswith("The server is fired up and ready to roll!") for line in lines)
+
+
+def test_generator_stops_at_the_size_at_a_quiet_moment() -> None:
+    data = make(size=300_000, seed=4)
+    assert 300_000 <= len(data) < 300_000 + 200_000
+    assert data.endswith(b"\n")
+
+
+def test_generator_cli_writes_manifest(tmp_path: Path) -> None:
+    out, manifest = tmp_path / "j.txt", tmp_path / "m.tsv"
+    result = subprocess.run([sys.executable, str(BENCH / "generate.py"), "--lines", "4000", "--format", "short",
+                             "--failures", "3", "--manifest", str(manifest), "-o", str(out)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    rows = manifest.read_text().splitlines()
+    assert rows[0] == "line\tunit\tkind" and len(rows) == 4
+    lines = out.read_text().splitlines()
+    for row in rows[1:]:
+        number, unit, kind = row.split("\t")
+        assert kind in generate.KINDS and unit.endswith(".service")
+        assert 1 <= int(number) <= len(lines)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (r"fatal error: (?P<h>cu[a-z]+\.h): No such", r"fatal error: (cu[a-z]+\.h): No such"),
+        (r"status=\d+/\w+", r"status=[0-9]+/[[:alnum:]_]+"),
+        (r"^Failed to start (?P<u>.+?)\.$", r"(^|: )Failed to start (.+)\.$"),
+        (r"[\w./+-]+\.cu\(\d+\)", r"[./+[:alnum:]_-]+\.cu\([0-9]+\)"),
+        (r"[^\]]*", r"[^]]*"),
+        (r"nvcc\'", r"nvcc'"),
+        (r"a(?:b|cd){2,}", r"a(b|cd){2,}"),
+    ],
+)
+def test_ere_conversion(source: str, expected: str) -> None:
+    assert ere.to_ere(source) == (expected, "")
+
+
+@pytest.mark.parametrize("source", [r"status=(?!0/)\S+", r"(?<=x)y", r"(a)\1", r"(?i)nvcc", r"a\nb", r"[\s\S]"])
+def test_ere_refuses_what_posix_cannot_say(source: str) -> None:
+    text, why = ere.to_ere(source)
+    assert text is None and why
+
+
+def test_bench_run_end_to_end(tmp_path: Path) -> None:
+    benchmarks = tmp_path / "BENCHMARKS.md"
+    benchmarks.write_text(f"intro\n{bench_run.BEGIN}\nPREVIOUS-TABLES\n{bench_run.END}\n<!-- accuracy:begin -->\nkept\n<!-- accuracy:end -->\n")
+    code = bench_run.main(["--sizes", "200K", "--runs", "1", "--profile", "--data", str(tmp_path / "data"),
+                           "--out", str(tmp_path / "out"), "--update", "--benchmarks", str(benchmarks)])
+    assert code == 0
+    text = (tmp_path / "out" / "results.md").read_text()
+    for expected in ("| command |", "logsift --format json", "grep -c -E -f", "grep -c -F -i -f", "wc -l",
+                     "Where the time goes", "cProfile", "Injected failed runs: 1"):
+        assert expected in text, expected
+    regexes = (tmp_path / "out" / "regexes.txt").read_text().splitlines()
+    assert regexes and subprocess.run(["grep", "-c", "-E", "-f", str(tmp_path / "out" / "regexes.txt"), "/dev/null"]).returncode == 1
+    updated = benchmarks.read_text()
+    assert updated.startswith("intro\n") and "PREVIOUS-TABLES" not in updated and "kept" in updated
+    assert "| command |" in updated.split(bench_run.END)[0]

@@ -1,0 +1,204 @@
+"""The native journal: --file, --directory, -u, --since/--until, -b, --after-cursor, through
+systemd-python and through the journalctl fallback, checked against the real journalctl."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from logsift import readers, sources
+from logsift.exceptions import InputError
+from logsift.records import ReadProblems, Record
+from tests.helpers import invoke, report
+from tests.journal_tools import (
+    SEED,
+    SEED_UNIT,
+    build_journal,
+    entries_export,
+    have_journal_remote,
+    have_systemd_python,
+    short_to_entries,
+)
+
+pytestmark = pytest.mark.skipif(not have_journal_remote(), reason="needs systemd-journal-remote and journalctl: "
+                                "apt-get install systemd-journal-remote (make test installs it)")
+BACKENDS = [
+    pytest.param("python", marks=pytest.mark.skipif(not have_systemd_python(), reason="needs systemd-python: "
+                                                    "pip install 'logsift[journal]' (make test installs it)")),
+    "journalctl",
+]
+SEED_LINES = (SEED / "journal.txt").read_text().splitlines()
+
+
+def _boot_entries() -> list[list[tuple[str, str]]]:
+    """The seed's first run spread over three boots of one host, with a second unit's lines
+    (rank 0's, as if another service ran the same code) interleaved."""
+    seed = short_to_entries("\n".join(SEED_LINES[:117]))
+    other_lines = [line.replace("python[71390]", "python[5150]") for line in SEED_LINES[:117] if "python[71390]" in line]
+    other = short_to_entries("\n".join(other_lines), unit="other.service", salt="other")
+    for fields in other:  # half a millisecond after the seed's line of the same second
+        fields[0] = ("__REALTIME_TIMESTAMP", str(int(fields[0][1]) + 500))
+    merged = sorted(seed + other, key=lambda fields: int(fields[0][1]))
+    for index, fields in enumerate(merged):
+        boot = short_to_entries(SEED_LINES[0], salt=f"boot{min(index * 3 // len(merged), 2)}")[0]
+        replacements = {name: value for name, value in boot if name in ("_BOOT_ID", "_MACHINE_ID")}
+        fields[:] = [(name, replacements.get(name, value)) for name, value in fields]
+    return merged
+
+
+BOOT_ENTRIES = _boot_entries()
+BOOT_SIZES = [sum(1 for fields in BOOT_ENTRIES if dict(fields)["_BOOT_ID"] == boot)
+              for boot in dict.fromkeys(dict(fields)["_BOOT_ID"] for fields in BOOT_ENTRIES)]
+
+
+@pytest.fixture(scope="module")
+def boots_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_journal(entries_export(BOOT_ENTRIES), tmp_path_factory.mktemp("boots") / "boots.journal")
+
+
+def journalctl_cursors(journal: Path, *args: str) -> list[str]:
+    result = subprocess.run(["journalctl", f"--file={journal}", "-o", "json", "--all", "--no-pager", *args],
+                            capture_output=True, check=True, env={"TZ": "UTC", "PATH": "/usr/bin:/bin"})
+    return [json.loads(line)["__CURSOR"] for line in result.stdout.splitlines()]
+
+
+def records(backend: str, **options: object) -> list[Record]:
+    problems = ReadProblems()
+    got = list(sources.journal_records(sources.select(**options), problems, backend))  # type: ignore[arg-type]
+    assert not problems.warnings()
+    return got
+
+
+SELECTIONS = {
+    "all": ({}, []),
+    "unit": ({"units": ["sglang-k26"]}, ["-u", "sglang-k26"]),
+    "other-unit": ({"units": ["other.service"]}, ["-u", "other.service"]),
+    "glob": ({"units": ["*-k26.service"]}, ["-u", "*-k26.service"]),
+    "latest-boot": ({"boot": "0"}, ["-b"]),
+    "boot-before": ({"boot": "-1"}, ["-b", "-1"]),
+    "first-boot": ({"boot": "1"}, ["-b", "1"]),
+    "unit-and-boot": ({"units": ["sglang-k26"], "boot": "-2"}, ["-u", "sglang-k26", "-b", "-2"]),
+    "since-until": ({"since": "2026-05-25 20:11:18", "until": "2026-05-25 20:16:20"},
+                    ["--since", "2026-05-25 20:11:18", "--until", "2026-05-25 20:16:20"]),
+    "since-at": ({"since": "@1779740000"}, ["--since", "@1779740000"]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(SELECTIONS))
+def test_selection_is_journalctls(boots_journal: Path, backend: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    options, args = SELECTIONS[name]
+    got = [record.cursor for record in records(backend, files=[str(boots_journal)], **options)]
+    want = journalctl_cursors(boots_journal, *args)
+    assert want and got == want
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_after_cursor_resumes_after_it(boots_journal: Path, backend: str) -> None:
+    cursors = journalctl_cursors(boots_journal, "-u", "sglang-k26")
+    got = records(backend, files=[str(boots_journal)], units=["sglang-k26"], after_cursor=cursors[40])
+    assert [record.cursor for record in got] == cursors[41:]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unit_takes_pid_1_lines_about_it_and_records_keep_their_fields(boots_journal: Path, backend: str) -> None:
+    got = records(backend, files=[str(boots_journal)], units=["sglang-k26"])
+    pid1 = [record for record in got if record.pid == 1]
+    assert pid1 and all(record.unit == SEED_UNIT and record.identifier == "systemd" for record in pid1)
+    assert not any("Reloading" in record.message for record in got)  # PID 1, but not about the unit
+    first = got[0]
+    assert first.fields is not None and first.fields["_SYSTEMD_UNIT"] == "init.scope"
+    assert first.fields["INVOCATION_ID"] == first.invocation
+    assert first.cursor and first.boot and first.timestamp is not None
+    # Records are numbered as the lines of `journalctl -o short`, boot separators included.
+    short = subprocess.run(["journalctl", f"--file={boots_journal}", "-u", "sglang-k26", "--no-pager"],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    for record in got[::25]:
+        assert short[record.line - 1].endswith(record.message.split("\n")[0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_directory_of_several_hosts_keeps_them_apart(tmp_path: Path, backend: str) -> None:
+    text = "\n".join(SEED_LINES)
+    failing_only = "\n".join(line.replace("dflash-train", "gpu-node-07") for line in SEED_LINES[:235])
+    build_journal(entries_export(short_to_entries(text)), tmp_path / "remote-dflash-train.journal")
+    build_journal(entries_export(short_to_entries(failing_only, salt="gpu-node-07")), tmp_path / "remote-gpu-node-07.journal")
+    code, document = report("--directory", str(tmp_path), "-u", "sglang-k26", "--journal-reader", backend)
+    assert code == 1
+    got = {(incident["host"], incident["resolved"]): [(run["root_cause"] or {}).get("class") for run in incident["runs"]]
+           for incident in document["incidents"]}
+    assert got == {
+        ("dflash-train", True): ["cuda.toolkit-too-old-for-arch", "cuda.nvcc-not-found", "cuda.header-missing", None],
+        ("gpu-node-07", False): ["cuda.toolkit-too-old-for-arch", "cuda.nvcc-not-found"],
+    }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_runs_are_told_apart_by_invocation_id_without_systemds_lines(tmp_path: Path, backend: str) -> None:
+    # Only the service's own lines: no "Started", no "Main process exited".
+    entries = [fields for fields in short_to_entries("\n".join(SEED_LINES[:235])) if ("_PID", "1") not in fields]
+    journal = build_journal(entries_export(entries), tmp_path / "own.journal")
+    _, document = report("--file", str(journal), "--journal-reader", backend)
+    runs = [run for incident in document["incidents"] for run in incident["runs"]]
+    assert [run["root_cause"]["class"] for run in runs] == ["cuda.toolkit-too-old-for-arch", "cuda.nvcc-not-found"]
+    assert len({run["invocation"] for run in runs}) == 2
+
+
+def test_b_takes_an_optional_value_as_journalctl_does(boots_journal: Path) -> None:
+    assert len(BOOT_SIZES) == 3
+    for args, boot in ((["-b"], 2), (["-b", "-1"], 1), (["--boot=-2"], 0), (["-b", "1"], 0)):
+        code, document = report("--file", str(boots_journal), *args, "--journal-reader", "journalctl")
+        assert code in (0, 1)
+        assert document["summary"]["lines"] == BOOT_SIZES[boot], args  # one line per entry here
+    code, _, err = invoke("--file", str(boots_journal), "-b", "-7")
+    assert code == 2 and "no boot -7 in the journal" in err or "Data from the specified boot" in err
+
+
+def test_journal_options_and_files_do_not_mix(boots_journal: Path) -> None:
+    code, _, err = invoke("-u", "x", str(SEED / "journal.txt"))
+    assert code == 2 and "cannot be combined with journal options" in err
+    code, _, err = invoke("--file", str(boots_journal), "--since", "yesterday-ish")
+    assert code == 2 and err.startswith("logsift: error: --since 'yesterday-ish': not a time")
+
+
+def _without_binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "systemd", None)
+    monkeypatch.delitem(sys.modules, "logsift.readers.native", raising=False)
+    monkeypatch.delattr(readers, "native", raising=False)
+
+
+def test_without_systemd_python_journalctl_reads_the_file(boots_journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_binding(monkeypatch)
+    got = records("auto", files=[str(boots_journal)], units=["sglang-k26"])
+    assert [record.cursor for record in got] == journalctl_cursors(boots_journal, "-u", "sglang-k26")
+    with pytest.raises(InputError, match=r"pip install 'logsift\[journal\]'"):
+        records("python", files=[str(boots_journal)])
+
+
+def test_without_either_it_says_what_to_install(boots_journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_binding(monkeypatch)
+    monkeypatch.setattr("logsift.readers.journalctl.find_journalctl", lambda: None)
+    code, out, err = invoke("--file", str(boots_journal))
+    assert code == 2 and out == ""
+    assert err.startswith("logsift: error: cannot read the journal: neither systemd-python nor journalctl")
+    assert "apt-get install libsystemd-dev pkg-config" in err and len(err.splitlines()) == 1
+
+
+def _no_local_journal() -> Iterator[Path]:
+    for root in (Path("/var/log/journal"), Path("/run/log/journal")):
+        if root.is_dir():
+            yield from root.rglob("*.journal")
+
+
+@pytest.mark.skipif(any(True for _ in _no_local_journal()), reason="this machine has a live journal")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_live_journal_is_one_clear_line(backend: str) -> None:
+    code, _, err = invoke("-u", "sglang-k26", "--journal-reader", backend)
+    assert code == 2
+    assert err == f"logsift: error: {sources.NO_JOURNAL}\n"
