@@ -37,7 +37,7 @@ from services import TGI, Background, Ollama  # noqa: E402
 FORMATS = ("short-iso", "short", "plain")
 HOSTNAME = "gpu-node-07"
 START = "2026-05-25T06:00:00"
-# (unit index, kind): the order in which --failures N injects failures, round robin.
+# (unit, kind): the order in which --failures N injects failures, round robin over the chosen units.
 PLAN: tuple[tuple[str, str], ...] = (
     ("sglang-k26.service", "nvcc-not-found"),
     ("vllm.service", "out-of-memory"),
@@ -55,14 +55,14 @@ PLAN: tuple[tuple[str, str], ...] = (
 KINDS = sorted({kind for _, kind in PLAN})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Injected:
     line: int  # 1-based line of the unit's "Started" that begins the failed run, or of the first failure line
     unit: str
     kind: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Summary:
     lines: int
     bytes: int

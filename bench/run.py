@@ -480,6 +480,9 @@ def machine() -> dict[str, str]:
         except (ImportError, AttributeError):
             versions[module] = "not installed"
     grep = subprocess.run(["grep", "--version"], capture_output=True, text=True).stdout.splitlines()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "logsift", "patterns"], capture_output=True, text=True,
+                           cwd=ROOT).stdout.strip()
     from logsift import __version__
 
     return {
@@ -487,7 +490,7 @@ def machine() -> dict[str, str]:
         "cpus": f"{os.cpu_count()} ({model})",
         "python": platform.python_version(),
         "os": platform.platform(terse=True),
-        "logsift": __version__,
+        "logsift": f"{__version__} (commit {commit or 'unknown'}{' + uncommitted changes' if dirty else ''})",
         "hyperscan": versions["hyperscan"],
         "regex": versions["regex"],
         "grep": grep[0] if grep else "unknown",
@@ -518,7 +521,7 @@ def render(command: str, info: dict[str, str], export: Export, results: list[dic
         size, lines, timings = entry["bytes"], entry["lines"], entry["timings"]
         logsift = next((timing for timing in timings if timing.name == "logsift (hyperscan)"), None)
         out += ["", f"### {entry['label']}B journal: {size / 1e6:,.0f} MB, {lines:,} lines "
-                    f"(median of {runs} whole-process runs, warm page cache)", ""]
+                    f"(median of {entry['runs']} whole-process runs, warm page cache)", ""]
         out.append("| command | wall s | CPU s | MB/s | logsift ÷ this | peak RSS MiB | result |")
         out.append("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
         for timing in timings:
@@ -572,6 +575,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10M,100M", help="comma-separated journal sizes (K, M, G: powers of 10)")
     parser.add_argument("--runs", type=int, default=5, help="whole-process runs per command (the median is reported)")
+    parser.add_argument("--large-runs", type=int, default=3,
+                        help="whole-process runs per command on journals over 100 MB")
     parser.add_argument("--stage-runs", type=int, default=1, help="in-process runs per stage")
     parser.add_argument("--stage-max", type=generate.parse_size, default=generate.parse_size("100M"),
                         help="time the stages only on journals up to this size")
@@ -601,9 +606,10 @@ def main(argv: list[str] | None = None) -> int:
         path, manifest = ensure_journal(args.data, size, args.seed)
         lines = count_lines(path)
         print(f"bench: timing {path.name} ({lines:,} lines)", file=sys.stderr)
-        timings = whole_process(path, export, args.runs, args.out)
+        runs = args.runs if size <= 100 * 10**6 else min(args.runs, args.large_runs)
+        timings = whole_process(path, export, runs, args.out)
         entry: dict[str, Any] = {"bytes": path.stat().st_size, "label": size_label(size), "lines": lines,
-                                 "timings": timings}
+                                 "timings": timings, "runs": runs}
         logsift = timings[0]
         if not logsift.error:
             entry["check"] = check_incidents(logsift.result, manifest)

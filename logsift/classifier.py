@@ -31,7 +31,7 @@ import re
 import tempfile
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
@@ -70,6 +70,7 @@ C = 10.0
 # about one case out of ten (1 - 0.98**5 = 0.096).
 OOD_TARGET = 0.02
 FOLDS = 4
+KEEP_MODELS = 40  # files in the cache directory (leave-one-class-out evaluation makes one per class)
 _WORD = re.compile(r"<[a-z]+>|[a-z_][a-z0-9_]*")
 
 
@@ -514,7 +515,7 @@ _MEMORY: OrderedDict[str, Model] = OrderedDict()
 
 def load_or_train(
     rules: RuleSet, fixture_dirs: Sequence[Path] | None = None, directory: Path | None = None,
-    exclude: Iterable[str] = (), retrain: bool = False,
+    exclude: Iterable[str] = (), retrain: bool = False, notify: Callable[[str], None] | None = None,
 ) -> tuple[Model, TrainingReport | None, Path | None]:
     """The model for this rule library: from memory, from the cache, or trained now (and cached).
 
@@ -533,13 +534,24 @@ def load_or_train(
             if model is not None:
                 _remember(key, model)
                 return model, None, path
+    _sklearn()
+    if notify is not None:
+        notify(f"training the model fallback for this rule library (once; cached in {path.parent})")
     model, report = train(training_examples(rules, fixtures, excluded), key)
     _remember(key, model)
     try:
         model.save(path)
+        _prune(path.parent)
     except OSError:
         return model, report, None
     return model, report, path
+
+
+def _prune(directory: Path, keep: int = KEEP_MODELS) -> None:
+    """Old models (of rule libraries since edited) go, newest kept: the cache stays bounded."""
+    models = sorted(directory.glob("model-*.npz"), key=lambda item: item.stat().st_mtime, reverse=True)
+    for stale in models[keep:]:
+        stale.unlink(missing_ok=True)
 
 
 def _remember(key: str, model: Model) -> None:
@@ -559,7 +571,7 @@ class ModelFallback:
     def __init__(
         self, rules: RuleSet, threshold: float | None = None, fixture_dirs: Sequence[Path] | None = None,
         directory: Path | None = None, required: bool = False, model: Model | None = None,
-        exclude: Iterable[str] = (),
+        exclude: Iterable[str] = (), notify: Callable[[str], None] | None = None,
     ) -> None:
         self.rules = rules
         self.threshold = threshold
@@ -567,6 +579,7 @@ class ModelFallback:
         self.directory = directory
         self.required = required
         self.exclude = tuple(exclude)
+        self.notify = notify
         self.model = model
         self.unavailable: str | None = None
         self.consulted = 0
@@ -623,7 +636,8 @@ class ModelFallback:
         if self.model is not None or self.unavailable is not None:
             return self.model
         try:
-            self.model, _, _ = load_or_train(self.rules, self.fixture_dirs, self.directory, self.exclude)
+            self.model, _, _ = load_or_train(self.rules, self.fixture_dirs, self.directory, self.exclude,
+                                             notify=self.notify)
         except ModelUnavailable as error:
             if self.required:
                 raise

@@ -13,7 +13,7 @@ from typing import Iterable, Iterator, Protocol, Sequence
 
 from logsift.grouping import GroupedEvent
 from logsift.prefilter import Prefilter, build_prefilter
-from logsift.records import Finding, Record
+from logsift.records import Event, Finding, Record
 from logsift.rules import Rule, RuleSet
 
 REGEX_TIMEOUT = 0.25
@@ -92,6 +92,7 @@ class Matcher:
             # exception line says the same thing and is the better evidence, so try it first.
             echoes = _source_echoes(event.records)
             candidates.sort(key=lambda item: item[0].line in echoes)
+        fallbacks: set[int] = set()
         for record, hits in candidates:
             lines = record.message.split("\n") if record.lines > 1 or "\n" in record.message else [record.message]
             for owner in sorted(hits):
@@ -101,24 +102,36 @@ class Matcher:
                 if owner % 2 == 0:
                     if rule.id in findings:
                         continue
-                    found = self._search(rule, rule.matches, lines, record)
+                    if rule.fallbacks:
+                        fallbacks.add(owner // 2)
+                    found = self._search(rule, rule.primary, lines, record)
                     if found is not None:
-                        line, text, fields = found
-                        findings[rule.id] = Finding(
-                            rule_id=rule.id,
-                            severity=rule.severity,
-                            priority=rule.priority,
-                            line=line,
-                            text=text,
-                            event=event,
-                            fields=fields,
-                        )
+                        findings[rule.id] = self._finding(rule, found, event)
                 else:
                     found = self._search(rule, rule.context, lines, record)
                     if found is not None:
                         facts.append(Fact(rule.id, found[0], found[1], found[2]))
+        for number in sorted(fallbacks):
+            rule = self.rules.rules[number]
+            if rule.id in findings:
+                continue
+            for record, hits in candidates:
+                if 2 * number in hits:
+                    lines = record.message.split("\n")
+                    found = self._search(rule, rule.fallbacks, lines, record)
+                    if found is not None:
+                        findings[rule.id] = self._finding(rule, found, event)
+                        break
         ordered = sorted(findings.values(), key=lambda finding: (finding.line, -finding.priority))
         return Matched(grouped, self._explained_on_same_line(ordered), facts)
+
+    @staticmethod
+    def _finding(rule: Rule, found: tuple[int, str, dict[str, str]], event: Event) -> Finding:
+        line, text, fields = found
+        return Finding(
+            rule_id=rule.id, severity=rule.severity, priority=rule.priority, line=line, text=text,
+            event=event, fields=fields,
+        )
 
     def _explained_on_same_line(self, findings: list[Finding]) -> list[Finding]:
         """One line read two ways (the catch-all and a wrapper rule): keep the one that explains."""

@@ -41,6 +41,9 @@ class Pattern:
     compiled: Any
     literals: tuple[str, ...]
     line: int
+    # Tried only when no other [[match]] of the rule matched in the event: weaker evidence, such
+    # as the frames of a traceback whose last lines were cut off.
+    fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,14 @@ class Rule:
     @property
     def sample_path(self) -> Path:
         return self.path.with_suffix(".log")
+
+    @cached_property
+    def primary(self) -> tuple[Pattern, ...]:
+        return tuple(pattern for pattern in self.matches if not pattern.fallback)
+
+    @cached_property
+    def fallbacks(self) -> tuple[Pattern, ...]:
+        return tuple(pattern for pattern in self.matches if pattern.fallback)
 
     @cached_property
     def captures(self) -> frozenset[str]:
@@ -265,7 +276,14 @@ def _patterns(path: Path, text: str, entries: Any, kind: str) -> tuple[Pattern, 
                     where,
                 )
             literals = tuple(derived)
-        patterns.append(Pattern(index=index, source=source, compiled=compiled, literals=literals, line=line))
+        fallback = entry.get("fallback", False)
+        if not isinstance(fallback, bool) or (fallback and kind != "match"):
+            raise RuleError("fallback must be true or false, and only on a [[match]]", where)
+        unknown = sorted(set(entry) - {"regex", "literals", "fallback"})
+        if unknown:
+            raise RuleError(f"unknown key {unknown[0]!r} in [[{kind}]] (known: regex, literals, fallback)", where)
+        patterns.append(Pattern(index=index, source=source, compiled=compiled, literals=literals, line=line,
+                                fallback=fallback))
     return tuple(patterns)
 
 

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "patterns": "logsift.cli.patterns:patterns",
     "explain": "logsift.cli.explain:explain",
     "eval": "logsift.cli.eval:eval_command",
+    "train": "logsift.cli.train:train",
 }
 
 
@@ -56,6 +57,7 @@ _SUMMARIES = {
     "patterns": "The rule library: list, check, test a rule on a log.",
     "explain": "Why an event got its class: rules tried, matched, excluded.",
     "eval": "Measure accuracy on a labelled corpus (manifest.tsv).",
+    "train": "Train and cache the model that names failures no rule matches.",
 }
 
 

@@ -73,11 +73,17 @@ class _TriageCommand(click.Command):
               help="Input format (journalctl -o name: short, short-iso, cat, ...); auto-detected by default.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
               help="Exit 1 only for incidents at or above this severity.")
+@click.option("--model/--no-model", "use_model", default=None,
+              help="Ask the learned fallback about failures that no rule names. Default: when it is "
+              "available (a cached model, or scikit-learn to train one); --model makes that an error.")
+@click.option("--model-threshold", type=click.FloatRange(0.0, 1.0), default=None, metavar="P",
+              help="Confidence under which the model answers 'unknown' (default: chosen by cross-validation in training).")
 @journal_options
 @patterns_option
 @color_option
-def triage(files: tuple[str, ...], output: str, input_format: str, fail_on: str,
-           pattern_dirs: tuple[Path, ...], color: str, journal_reader: str, **journal: Any) -> int:
+def triage(files: tuple[str, ...], output: str, input_format: str, fail_on: str, use_model: bool | None,
+           model_threshold: float | None, pattern_dirs: tuple[Path, ...], color: str, journal_reader: str,
+           **journal: Any) -> int:
     """Diagnose failed runs in FILEs, stdin or the journal: root cause, meaning, remediation,
     what to avoid.
 
@@ -94,10 +100,23 @@ def triage(files: tuple[str, ...], output: str, input_format: str, fail_on: str,
         raise UsageError("no input: pipe a log in (journalctl -u UNIT | logsift), name files, or use -u UNIT")
     rules = rules_from(pattern_dirs)
     problems = ReadProblems()
-    analysis = analyze(sources.records(files, input_format, selection, problems, journal_reader), rules)
+    fallback = None
+    if use_model is not False:
+        # Cheap to build: the model is loaded (or trained) only when an event needs it.
+        from logsift.classifier import ModelFallback
+
+        fallback = ModelFallback(rules, threshold=model_threshold, required=use_model is True, notify=_notify)
+    analysis = analyze(sources.records(files, input_format, selection, problems, journal_reader), rules,
+                       fallback=fallback)
     REPORTERS[output](analysis, sys.stdout, use_color(color) if output == "terminal" else False)
     for warning in problems.warnings():
         click.echo(f"logsift: warning: {warning}", err=True)
+    if fallback is not None and fallback.unavailable:
+        click.echo(f"logsift: note: failures no rule names were not shown to the model: {fallback.unavailable}", err=True)
     threshold = Severity.parse(fail_on)
     return 1 if any(incident.severity >= threshold for incident in analysis.diagnosis.incidents) else 0
 
+
+def _notify(message: str) -> None:
+    if sys.stderr.isatty():
+        click.echo(f"logsift: {message}", err=True)

@@ -3,35 +3,34 @@
 from __future__ import annotations
 
 import json
-import re
-from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any, TextIO
 
+from logsift.clustering import TemplateMiner
 from logsift.pipeline import Analysis
+from logsift.records import Finding
 from logsift.reporters.common import clip, describe, incident_dict, symptom
 from logsift.sanitize import redact
 
 VERSION = 1
-_MASK = re.compile(r"0x[0-9a-fA-F]+|\b\d+(?:\.\d+)*\b|'[^']*'|\"[^\"]*\"|(?:/[\w.@+-]+)+")
 
 
-def template(text: str) -> str:
-    """A line with its variable parts masked, so that copies of one error group together."""
-    return _MASK.sub("<*>", text)
+def unclassified_groups(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """Failures no rule (nor the model) named, as templates: forty copies of one error, on any
+    run or host, are one entry with a count and the first example (logsift.clustering)."""
+    miner = TemplateMiner()
+    for finding in findings:
+        miner.add(finding.text, finding.line, finding.record.host)
+    return [
+        {"template": clip(redact(cluster.template)), "count": cluster.count,
+         "example": clip(redact(cluster.example)), "line": cluster.line, "hosts": sorted(cluster.hosts)}
+        for cluster in miner.clusters()
+    ]
 
 
 def document(analysis: Analysis) -> dict[str, Any]:
     diagnosis = analysis.diagnosis
     rules = analysis.rules
-    unclassified: OrderedDict[str, dict[str, Any]] = OrderedDict()
-    for finding in diagnosis.unclassified:
-        key = template(finding.text)
-        entry = unclassified.get(key)
-        if entry is None:
-            unclassified[key] = {"template": clip(redact(key)), "count": 1,
-                                 "example": clip(redact(finding.text)), "line": finding.line}
-        else:
-            entry["count"] += 1
     return {
         "version": VERSION,
         "incidents": [incident_dict(incident, rules) for incident in diagnosis.incidents],
@@ -40,7 +39,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
              "title": describe(finding, rules, None)["title"]}
             for finding in diagnosis.findings
         ],
-        "unclassified": list(unclassified.values()),
+        "unclassified": unclassified_groups(diagnosis.unclassified),
         "summary": {
             "lines": analysis.counts.lines,
             "events": analysis.counts.events,

@@ -63,7 +63,8 @@ def _run_lines(number: int, run: Run) -> list[str]:
     if run.root_cause is None:
         return [f"  run {number}  {started}  failed{after}{exit_text}: cause not found"]
     return [
-        f"  run {number}  {started}  failed{after}{exit_text}: {run.root_cause.rule_id}",
+        f"  run {number}  {started}  failed{after}{exit_text}: {run.root_cause.rule_id}"
+        + (f" (suggested by the model, {run.root_cause.confidence:.2f})" if run.root_cause.source == "model" else ""),
         f"         line {run.root_cause.line}: {_one_line(run.root_cause.text, EVIDENCE_WIDTH - 20)}",
     ]
 
@@ -102,6 +103,10 @@ def _incident(number: int, incident: Incident, analysis: Analysis, style: _Style
     which = "" if len(incident.failed_runs) == 1 else " (latest failed run)"
     severity = style(described["severity"].upper(), fg="red" if described["severity"] == "critical" else "yellow", bold=True)
     out.append(f"  {style('Root cause' + which, bold=True)}: {safe(described['title'])}  [{described['class']}, {severity}]")
+    if described.get("suggestion"):
+        # No rule matched: the learned fallback's reading, to be checked against the evidence.
+        out.append("  " + style(f"suggested by the model (confidence {described['confidence']:.2f}): "
+                                "no rule matched; check the evidence line before acting on it", fg="yellow"))
     for position, item in enumerate(described["evidence"]):
         text = safe(item["text"]) if position == 0 else _one_line(item["text"], EVIDENCE_WIDTH)
         out.append(f"    {style(str(item['line']).rjust(6), fg='cyan')} | {text}")
