@@ -8,7 +8,8 @@ For each size (of the short-iso text the journal is made from):
 3. `journalctl --file J -o FORMAT --all > /dev/null` is timed for each format: journalctl's
    own rendering speed;
 4. the rendering of each format is cut to SIZE bytes (at an entry boundary) and
-   `logsift --format json FILE` reads it (format auto-detected); the native file is read with
+   `logsift --format json --no-model FILE` reads it (format auto-detected), and so does a process
+   that only runs the reader (records built and dropped); the native file is read with
    `logsift --file J` through systemd-python and through the journalctl fallback.
 Each logsift run is a whole process; peak RSS comes from wait4(2). Everything goes under
 bench/data/ (git-ignored).
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -33,6 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
 LOGSIFT = ROOT / ".venv" / "bin" / "logsift"
 JOURNAL_REMOTE = "/lib/systemd/systemd-journal-remote"
+# Rules only: the learned fallback loads scikit-learn (100+ MiB) when an unclaimed failure shows
+# up, which has nothing to do with reading.
+LOGSIFT_OPTIONS = ("--format", "json", "--no-model")
 FORMATS = ("short", "short-iso", "short-precise", "cat", "json", "json-seq", "json-pretty", "export", "verbose")
 # Where a rendering may be cut without cutting an entry.
 BOUNDARY = {"export": b"\n\n", "json-pretty": b"\n}\n"}
@@ -91,8 +96,11 @@ def build_journal(size: str) -> Path:
     """The journal made from the SIZE text; journal-remote rotates its output at about 80 MB, so
     this is the first of its files: `journal_files` names them all (readers-SIZE*.journal)."""
     journal = DATA / f"readers-{size}.journal"
-    if journal.exists():
+    done = DATA / f"readers-{size}.journal.done"
+    if done.exists():
         return journal
+    for stale in journal_files(journal):
+        stale.unlink()
     with source_text(size).open("rb") as text, subprocess.Popen(
         [JOURNAL_REMOTE, f"--output={journal}", "-"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
     ) as child:
@@ -107,6 +115,7 @@ def build_journal(size: str) -> Path:
         child.stdin.close()
         if child.wait() != 0:
             raise SystemExit("systemd-journal-remote failed")
+    done.touch()
     return journal
 
 
@@ -114,13 +123,16 @@ def journal_files(journal: Path) -> list[Path]:
     return sorted(journal.parent.glob(journal.stem + "*.journal"))
 
 
-def timed(command: list[str], stdout: int | BinaryIO = subprocess.DEVNULL, env: dict[str, str] | None = None) -> tuple[float, int, int]:
-    """(seconds, peak RSS in KiB, exit status) of a whole process."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL,
-                             env={**os.environ, "TZ": "UTC", **(env or {})})
-    _, status, usage = os.wait4(child.pid, 0)
-    return time.perf_counter() - start, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
+def timed(command: list[str], runs: int = 1) -> tuple[float, int, int]:
+    """(median seconds, peak RSS in KiB, exit status) of `runs` whole-process runs."""
+    results = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 env={**os.environ, "TZ": "UTC"})
+        _, status, usage = os.wait4(child.pid, 0)
+        results.append((time.perf_counter() - start, usage.ru_maxrss, os.waitstatus_to_exitcode(status)))
+    return statistics.median(r[0] for r in results), max(r[1] for r in results), results[-1][2]
 
 
 def entries(journal: Path) -> int:
@@ -137,8 +149,9 @@ def rendering(journal: Path, fmt: str, size: str) -> tuple[Path, int]:
     limit = parse_size(size)
     mark = BOUNDARY.get(fmt, b"\n")
     if not path.exists():
+        partial = path.with_suffix(path.suffix + ".partial")
         with subprocess.Popen(["journalctl", *_file_options(journal), "-o", fmt, "--all", "--no-pager"],
-                              stdout=subprocess.PIPE, env={**os.environ, "TZ": "UTC"}) as child, path.open("wb") as out:
+                              stdout=subprocess.PIPE, env={**os.environ, "TZ": "UTC"}) as child, partial.open("wb") as out:
             assert child.stdout is not None
             written = 0
             for chunk in iter(lambda: child.stdout.read(1 << 20), b""):  # type: ignore[union-attr]
@@ -150,7 +163,27 @@ def rendering(journal: Path, fmt: str, size: str) -> tuple[Path, int]:
                 out.write(chunk)
                 written += len(chunk)
             child.kill()
+        partial.rename(path)
     return path, _count_entries(path, fmt)
+
+
+# A child process that only reads: records are built and dropped, nothing else runs.
+_READ_ONLY = """
+import sys
+from logsift import readers, sources
+from logsift.records import ReadProblems
+problems = ReadProblems()
+if sys.argv[1] == "file":
+    records = readers.read(open(sys.argv[2], "rb"), sys.argv[2], "auto", problems)
+else:
+    records = sources.journal_records(sources.select(files=sys.argv[2:]), problems, sys.argv[1])
+for _ in records:
+    pass
+"""
+
+
+def read_only(target: list[str], runs: int) -> tuple[float, int, int]:
+    return timed([sys.executable, "-c", _READ_ONLY, *target], runs)
 
 
 def _file_options(journal: Path) -> list[str]:
@@ -177,34 +210,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="100M", help="comma-separated sizes (K, M, G: powers of 10)")
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    parser.add_argument("--runs", type=int, default=3, help="runs per measurement on the first size (median)")
     args = parser.parse_args(argv)
     DATA.mkdir(parents=True, exist_ok=True)
     formats = args.formats.split(",")
     rows: list[tuple[str, ...]] = []
     journalctl_rows: list[tuple[str, ...]] = []
     for size in args.sizes.split(","):
+        runs = args.runs if size == args.sizes.split(",")[0] else 1
         journal = build_journal(size)
         total = entries(journal)
         for fmt in formats:
             if size == args.sizes.split(",")[0]:
-                seconds, _, _ = timed(["journalctl", *_file_options(journal), "-o", fmt, "--all", "--no-pager"])
+                seconds, _, _ = timed(["journalctl", *_file_options(journal), "-o", fmt, "--all", "--no-pager"], runs)
                 journalctl_rows.append((fmt, f"{total / seconds / 1000:.0f}k"))
             path, count = rendering(journal, fmt, size)
-            seconds, peak, status = timed([str(LOGSIFT), "--format", "json", str(path)])
+            seconds, peak, status = timed([str(LOGSIFT), *LOGSIFT_OPTIONS, str(path)], runs)
+            alone, alone_peak, _ = read_only(["file", str(path)], runs)
             megabytes = path.stat().st_size / 1e6
             rows.append((size, fmt, f"{megabytes:.0f}", f"{count}", f"{seconds:.1f}", f"{count / seconds / 1000:.0f}k",
-                         f"{megabytes / seconds:.1f}", f"{peak / 1024:.0f}", str(status)))
+                         f"{megabytes / seconds:.1f}", f"{peak / 1024:.0f}", str(status),
+                         f"{count / alone / 1000:.0f}k", f"{alone_peak / 1024:.0f}"))
             print(*rows[-1], sep="\t", flush=True)
         for backend in ("python", "journalctl"):
-            seconds, peak, status = timed([str(LOGSIFT), "--format", "json", *_file_options(journal),
-                                           "--journal-reader", backend])
+            seconds, peak, status = timed([str(LOGSIFT), *LOGSIFT_OPTIONS, *_file_options(journal),
+                                           "--journal-reader", backend], runs)
+            alone, alone_peak, _ = read_only([backend, *map(str, journal_files(journal))], runs)
             megabytes = sum(path.stat().st_size for path in journal_files(journal)) / 1e6
             rows.append((size, f"native ({backend})", f"{megabytes:.0f}", f"{total}", f"{seconds:.1f}",
-                         f"{total / seconds / 1000:.0f}k", f"{megabytes / seconds:.1f}", f"{peak / 1024:.0f}", str(status)))
+                         f"{total / seconds / 1000:.0f}k", f"{megabytes / seconds:.1f}", f"{peak / 1024:.0f}", str(status),
+                         f"{total / alone / 1000:.0f}k", f"{alone_peak / 1024:.0f}"))
             print(*rows[-1], sep="\t", flush=True)
     if args.markdown:
-        print("\n| input | reader | MB | entries | s | entries/s | MB/s | peak RSS MiB | exit |")
-        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("\n| input | reader | MB | entries | logsift s | entries/s | MB/s | peak RSS MiB | exit "
+              "| reader alone: entries/s | reader alone: peak RSS MiB |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for row in rows:
             print("| " + " | ".join(row) + " |")
         print("\n| format | journalctl renders (entries/s) |\n| --- | ---: |")

@@ -10,11 +10,13 @@ failure imports neither.
 Confidence and abstention. The probability is the regression's softmax with a temperature fitted
 on cross-validated predictions (temperature scaling), so 0.8 means right about four times in
 five on held-out samples. The model abstains ("unknown") when the best class is NONE, when the
-probability is under a threshold, or when the line is unlike every training line of that class
-(cosine similarity of the TF-IDF vectors under a second threshold): a line of a failure class the
-model never saw is often confidently misread by a linear model, but it is rarely *close* to any
-one training example. Both thresholds are chosen by cross-validation on the training data, with
-whole classes held out to stand in for classes the library does not have yet.
+probability is under a threshold, when the line is unlike every training line of that class
+(cosine similarity of the TF-IDF vectors under a second threshold), or when the single most
+similar training line has another label: a linear model extrapolates confidently from a few
+shared words, so a line of a class it never saw, or a near miss that a rule deliberately leaves
+alone (an `# ok:` sample), must also find its nearest neighbour in the class it names. Both
+thresholds are chosen by cross-validation on the training data, with whole classes held out to
+stand in for classes the library does not have yet.
 
 Persistence is safe by construction: the cache is an `.npz` of numeric and byte arrays read with
 `allow_pickle=False`, keyed by the rule library's digest, and anything unexpected in it makes
@@ -30,6 +32,8 @@ import os
 import re
 import tempfile
 import time
+import zipfile
+import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -103,6 +107,7 @@ class Verdict:
     named: bool
     line: int = 0
     text: str = ""
+    nearest: str = ""  # the class of the most similar training line
 
 
 @dataclass
@@ -149,25 +154,29 @@ class Model:
         confidence = float(probabilities[best])
         if label == NONE:
             return Verdict(NONE, confidence, 0.0, False)
-        closest = self._similarity(index, values, best)
+        sims = self._similarities(index, values)
+        mine = sims[self.train_labels == best]
+        closest = float(mine.max()) if mine.size else 0.0
+        nearest = self.classes[int(self.train_labels[int(sims.argmax())])] if sims.size else NONE
         limit = self.threshold if threshold is None else threshold
         near = self.similarity_threshold if similarity is None else similarity
-        return Verdict(label, confidence, closest, confidence >= limit and closest >= near)
+        named = confidence >= limit and closest >= near and nearest == label
+        return Verdict(label, confidence, closest, named, nearest=nearest)
 
-    def _similarity(self, index: IntArray, values: FloatArray, label: int) -> float:
+    def _similarities(self, index: IntArray, values: FloatArray) -> FloatArray:
+        """Cosine similarity of a vector to every training line (the stored vectors are unit length)."""
         import numpy as np
 
         starts = self.train_indptr[index]
         lengths = self.train_indptr[index + 1] - starts
         total = int(lengths.sum())
         if total == 0:
-            return 0.0
+            return np.zeros(self.train_labels.size)
         offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
         rows = self.train_rows[offsets]
         weights = self.train_data[offsets] * np.repeat(values, lengths)
-        sums = np.bincount(rows, weights, minlength=self.train_labels.size)
-        mine = sums[self.train_labels == label]
-        return float(mine.max()) if mine.size else 0.0
+        sums: FloatArray = np.bincount(rows, weights, minlength=self.train_labels.size).astype(np.float64)
+        return sums
 
     # -- safe persistence -----------------------------------------------------------------
 
@@ -218,8 +227,8 @@ class Model:
                     train_indptr=stored["train_indptr"].astype(np.int64),
                     train_labels=stored["train_labels"].astype(np.int64), meta=header,
                 )
-        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, EOFError):
-            return None
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error):
+            return None  # whatever is wrong with it, the cure is to train again
         return model if model.consistent() else None
 
     def consistent(self) -> bool:
@@ -288,11 +297,11 @@ def _train(examples: Sequence[Example], key: str, seed: int) -> tuple[Model, Tra
     labels = np.array([example.label for example in examples])
     if len(set(labels.tolist()) - {NONE}) < 2:
         raise ModelUnavailable("the rule library has fewer than two classes with samples: nothing to learn")
-    in_logits, in_labels, in_sims, classes_seen = _cross_validate(examples, seed)
+    in_logits, in_labels, in_sims, in_agree, classes_seen = _cross_validate(examples, seed)
     ood = _held_out_classes(examples, seed)
     temperature = _fit_temperature(in_logits, in_labels)
     threshold, similarity_threshold, scores = _choose_thresholds(
-        in_logits, in_labels, in_sims, classes_seen, ood, temperature
+        in_logits, in_labels, in_sims, in_agree, classes_seen, ood, temperature
     )
     vectorizer = TfidfVectorizer(analyzer=features, sublinear_tf=True, norm="l2")
     matrix = vectorizer.fit_transform(texts)
@@ -301,14 +310,18 @@ def _train(examples: Sequence[Example], key: str, seed: int) -> tuple[Model, Tra
     lookup = {name: number for number, name in enumerate(classes)}
     column = matrix.tocsc()
     column.sort_indices()
+    # Stored as float32: round now, so that the model just trained and the one read back from the
+    # cache give the same answers to the last digit.
+    coef = np.asarray(regression.coef_, dtype=np.float32).astype(np.float64)
+    data = np.asarray(column.data, dtype=np.float32).astype(np.float64)
     model = Model(
         classes=classes,
         vocabulary={str(name): int(number) for name, number in vectorizer.vocabulary_.items()},
         idf=np.asarray(vectorizer.idf_, dtype=np.float64),
-        coef=np.asarray(regression.coef_, dtype=np.float64),
+        coef=coef,
         intercept=np.asarray(regression.intercept_, dtype=np.float64),
         temperature=temperature, threshold=threshold, similarity_threshold=similarity_threshold,
-        train_data=np.asarray(column.data, dtype=np.float64),
+        train_data=data,
         train_rows=np.asarray(column.indices, dtype=np.int64),
         train_indptr=np.asarray(column.indptr, dtype=np.int64),
         train_labels=np.array([lookup[label] for label in labels.tolist()], dtype=np.int64),
@@ -329,8 +342,12 @@ def _regression(seed: int) -> Any:
     return LogisticRegression(C=C, tol=1e-3, max_iter=3000, class_weight="balanced", random_state=seed)
 
 
-def _fit_predict(train_texts: list[str], train_labels: Any, test_texts: list[str], seed: int) -> tuple[Any, Any, list[str]]:
-    """Logits and max same-class similarity of the test texts under a model of the train texts."""
+def _fit_predict(
+    train_texts: list[str], train_labels: Any, test_texts: list[str], seed: int
+) -> tuple[Any, Any, Any, list[str]]:
+    """Under a model of the train texts, for each test text: the logits, the similarity to the
+    closest training line of the predicted class, and whether the closest training line of all
+    has that class (the agreement the model requires to name it)."""
     import numpy as np
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -347,11 +364,15 @@ def _fit_predict(train_texts: list[str], train_labels: Any, test_texts: list[str
         similarity[row, label_of_row == best[row]].max() if (label_of_row == best[row]).any() else 0.0
         for row in range(len(test_texts))
     ])
-    return logits, sims, classes
+    agree = label_of_row[similarity.argmax(axis=1)] == best
+    return logits, sims, agree, classes
 
 
-def _cross_validate(examples: Sequence[Example], seed: int) -> tuple[Any, Any, Any, list[str]]:
-    """Out-of-fold logits for every example, folds keeping sample blocks together."""
+def _cross_validate(examples: Sequence[Example], seed: int) -> tuple[Any, Any, Any, Any, list[str]]:
+    """Out-of-fold logits, similarities and agreements for every example; folds keep sample
+    blocks together, so a block is never judged by a model that saw its twin lines."""
+    import warnings
+
     import numpy as np
     from sklearn.model_selection import StratifiedGroupKFold
 
@@ -361,43 +382,43 @@ def _cross_validate(examples: Sequence[Example], seed: int) -> tuple[Any, Any, A
     classes = sorted(set(labels.tolist()))
     logits = np.zeros((len(examples), len(classes)))
     sims = np.zeros(len(examples))
+    agree = np.zeros(len(examples), dtype=bool)
     folds = StratifiedGroupKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # classes with fewer members than folds: expected here
         splits = list(folds.split(texts, labels, groups))
     for train_index, test_index in splits:
-        fold_logits, fold_sims, fold_classes = _fit_predict(
+        fold_logits, fold_sims, fold_agree, fold_classes = _fit_predict(
             [texts[i] for i in train_index], labels[train_index], [texts[i] for i in test_index], seed
         )
         # A class absent from this fold's training part can never be predicted in it.
         full = np.full((len(test_index), len(classes)), -1e9)
         for number, name in enumerate(fold_classes):
-            full[:, classes.index(name)] = fold_logits[:, number] if fold_logits.ndim > 1 else fold_logits
+            full[:, classes.index(name)] = fold_logits[:, number]
         logits[test_index] = full
         sims[test_index] = fold_sims
-    return logits, labels, sims, classes
+        agree[test_index] = fold_agree
+    return logits, labels, sims, agree, classes
 
 
-def _held_out_classes(examples: Sequence[Example], seed: int) -> list[tuple[Any, int, Any]]:
-    """(logits, NONE's column, similarities) of each class's lines under models that never saw
-    that class: the classes are split into folds and each fold is held out in turn."""
+def _held_out_classes(examples: Sequence[Example], seed: int) -> list[tuple[Any, int, Any, Any]]:
+    """(logits, NONE's column, similarities, agreements) of each class's lines under models that
+    never saw that class: the classes are split into folds and each fold is held out in turn."""
     import numpy as np
 
     names = sorted({example.label for example in examples} - {NONE})
     order = np.random.default_rng(seed).permutation(len(names))
-    results: list[tuple[Any, int, Any]] = []
+    results: list[tuple[Any, int, Any, Any]] = []
     for start in range(FOLDS):
         held = {names[i] for i in order[start::FOLDS]}
         train = [example for example in examples if example.label not in held]
         test = [example for example in examples if example.label in held]
         if len({example.label for example in train} - {NONE}) < 2 or not test:
             continue
-        logits, sims, classes = _fit_predict(
+        logits, sims, agree, classes = _fit_predict(
             [e.text for e in train], np.array([e.label for e in train]), [e.text for e in test], seed
         )
-        results.append((logits, classes.index(NONE) if NONE in classes else -1, sims))
+        results.append((logits, classes.index(NONE) if NONE in classes else -1, sims, agree))
     return results
 
 
@@ -425,8 +446,8 @@ def _fit_temperature(logits: Any, labels: Any) -> float:
 
 
 def _choose_thresholds(
-    in_logits: Any, in_labels: Any, in_sims: Any, classes: list[str], held_out: list[tuple[Any, int, Any]],
-    temperature: float,
+    in_logits: Any, in_labels: Any, in_sims: Any, in_agree: Any, classes: list[str],
+    held_out: list[tuple[Any, int, Any, Any]], temperature: float,
 ) -> tuple[float, float, dict[str, float]]:
     """The probability and similarity thresholds that name the most held-out lines of known
     classes right (less those named wrongly) while naming at most OOD_TARGET of the lines of
@@ -443,14 +464,14 @@ def _choose_thresholds(
     predicted = np.array(classes)[probabilities.argmax(axis=1)]
     positive = in_labels != NONE
     correct = predicted == in_labels
-    is_class = predicted != NONE
+    is_class = (predicted != NONE) & in_agree
     ood_p = [np.zeros(0)]
     ood_class = [np.zeros(0, dtype=bool)]
     ood_s = [np.zeros(0)]
-    for logits, none_column, sims in held_out:
+    for logits, none_column, sims, agree in held_out:
         held = _softmax(logits, temperature)
         ood_p.append(held.max(axis=1))
-        ood_class.append(held.argmax(axis=1) != none_column)
+        ood_class.append((held.argmax(axis=1) != none_column) & agree)
         ood_s.append(sims)
     p_out, class_out, s_out = np.concatenate(ood_p), np.concatenate(ood_class), np.concatenate(ood_s)
     positives, negatives = max(1, int(positive.sum())), max(1, int((~positive).sum()))
@@ -528,23 +549,29 @@ def load_or_train(
     path = (directory or cache_dir()) / f"model-{key}.npz"
     if not retrain:
         if key in _MEMORY:
-            return _MEMORY[key], None, path if path.exists() else None
+            model = _MEMORY[key]
+            return model, None, path if path.exists() else _save(model, path)
         if path.exists():
-            model = Model.load(path, key)
-            if model is not None:
-                _remember(key, model)
-                return model, None, path
+            stored = Model.load(path, key)
+            if stored is not None:
+                _remember(key, stored)
+                return stored, None, path
     _sklearn()
     if notify is not None:
         notify(f"training the model fallback for this rule library (once; cached in {path.parent})")
     model, report = train(training_examples(rules, fixtures, excluded), key)
     _remember(key, model)
+    return model, report, _save(model, path)
+
+
+def _save(model: Model, path: Path) -> Path | None:
+    """Cache the model; None when the directory cannot be written (it then lives in memory)."""
     try:
         model.save(path)
         _prune(path.parent)
     except OSError:
-        return model, report, None
-    return model, report, path
+        return None
+    return path
 
 
 def _prune(directory: Path, keep: int = KEEP_MODELS) -> None:

@@ -1,7 +1,9 @@
 """Group unclassified failure lines into templates (Drain), so forty copies are one entry.
 
 Drain (He et al., ICWS 2017; the Drain3 library) walks a fixed-depth tree: first by the number
-of tokens, then by the first few tokens, to a short list of clusters; the most similar cluster
+of tokens, then by the first few tokens, to a short list of clusters (here only the first token
+leads the way by default: in an error line it is the exception's type, and the second is often
+its varying subject, "KeyError: 'rope_scaling'"); the most similar cluster
 takes the line when enough tokens agree position by position, and the tokens that differ
 become `<*>`. Lines are masked first (logsift.masking), so numbers, paths and ids never split
 a group. Memory is bounded: at most `max_clusters` clusters (the least recently matched one
@@ -45,7 +47,7 @@ class TemplateMiner:
 
     def __init__(
         self,
-        depth: int = 4,
+        depth: int = 3,
         similarity: float = 0.5,
         max_children: int = 100,
         max_clusters: int = 1000,

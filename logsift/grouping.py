@@ -35,6 +35,7 @@ _BUILD_START = re.compile(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: build stopped|^In file included from |\bfatal error: |"
     r"^nvcc fatal|\berror: |^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+:)"
 )
+_NINJA_STEP = re.compile(r"\[\d+/\d+\] ")
 _BUILD_MORE = re.compile(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: |^In file included from |^\s+from |\berror\b|\bwarning\b|"
     r"^\s|^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+)|^compilation terminated|"
@@ -121,7 +122,10 @@ class Grouper:
             return "traceback"
         if _NCCL[0] in message or (_NCCL[1] in message and hits):
             return "nccl"
-        if hits and ("error" in message or "FAILED" in message) and _BUILD_START.search(message):
+        if hits and (
+            (("error" in message or "FAILED" in message) and _BUILD_START.search(message))
+            or (message[:1] == "[" and _NINJA_STEP.match(message))
+        ):
             return "build"
         if hits and any(marker in message for marker in _BANNER):
             return "banner"

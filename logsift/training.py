@@ -41,12 +41,15 @@ _FAILURE = re.compile(
     r"segmentation fault|core dumped|cannot|can't|could not|couldn't|unable to|not found|no such|"
     r"refused|denied|timed out|timeout|unsupported|not supported|insufficient|invalid|illegal|"
     r"out of memory|mismatch|incompatible|corrupt(?:ed)?|undefined symbol|not available|exceeded|"
-    r"exhausted|requires?|too old|no module named)\b"
+    r"exhausted|requires?|too old|no module named|fault(?:s|ed)?|crash(?:ed)?|died|terminated|"
+    r"not responding|fallen off|halted|unrecoverable|uncorrectable|assert(?:ion)?)\b"
 )
 _EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Warning)\b")
 # A line its own logger marks as informational (in the prefix, or as the line's first word).
 _QUIET = re.compile(r"^\[?(?:INFO|DEBUG|TRACE)\b|^I\d{4} |\bNCCL INFO\b|\blevel=(?:INFO|DEBUG)\b")
 _QUIET_PREFIX = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|^\[?I\d{4} ")
+# A line its logger marks as an error: a message there needs no failure word to count.
+_LOUD_PREFIX = re.compile(r"\b(?:ERROR|CRITICAL|FATAL)\b|^(?:\[rank\d+\]:)?\[?[EF]\d{4} ")
 # Lines that carry no words of the failure itself.
 _NOISE = re.compile(
     r"^(?:Traceback \(most recent call last\)|File \"[^\"]*\", line \d+|frame #\d+:|"
@@ -90,11 +93,13 @@ def candidate_lines(event: Event) -> list[tuple[int, str]]:
         if not stripped or _NOISE.match(stripped):
             after_frame = stripped.startswith('File "')
             continue
-        if traceback and indented and after_frame:
+        if traceback and indented and after_frame and not stripped.startswith("raise "):
+            # The source line under a frame is code, not a message; but a `raise` with its text
+            # is the message when the exception line itself was cut off.
             after_frame = False
-            continue  # the source line under a frame: code, not a message
+            continue
         after_frame = False
-        if quiet or not (_FAILURE.search(stripped) or _EXCEPTION.match(stripped)):
+        if quiet or not _failure_like(raw, body, stripped):
             continue
         key = mask(stripped)
         if key in seen:
@@ -119,9 +124,16 @@ def needs_model(matched: Matched, rules: RuleSet) -> bool:
     for _, raw in event_lines(event):
         body = strip_prefix(raw)
         text = body.strip()
-        if (_FAILURE.search(text) or _EXCEPTION.match(text)) and not _quiet(raw, body):
+        if text and not _NOISE.match(text) and _failure_like(raw, body, text) and not _quiet(raw, body):
             return True
     return False
+
+
+def _failure_like(raw: str, body: str, text: str) -> bool:
+    if _FAILURE.search(text) or _EXCEPTION.match(text) or text.startswith("raise "):
+        return True
+    prefix = raw[: len(raw) - len(body)]
+    return bool(prefix and _LOUD_PREFIX.search(prefix))
 
 
 def _quiet(raw: str, body: str) -> bool:

@@ -26,9 +26,14 @@ CONFUSIONS = 10
               show_default=True, help="Report format.")
 @click.option("--min-accuracy", type=click.FloatRange(0.0, 1.0), default=None, metavar="X",
               help="Exit 1 when top-1 accuracy is below X (0 to 1), for CI.")
+@click.option("--model-only", is_flag=True,
+              help="Measure the learned fallback instead: accuracy of the rules alone and with the model.")
+@click.option("--leave-one-class-out", "leave_one_class_out", is_flag=True,
+              help="With --model-only: per class, switch its rule off (the model keeps its samples), then remove "
+              "it entirely (the model retrained without it). Slow: one training per class.")
 @patterns_option
 def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accuracy: float | None,
-                 pattern_dirs: tuple[Path, ...]) -> int:
+                 model_only: bool, leave_one_class_out: bool, pattern_dirs: tuple[Path, ...]) -> int:
     """Run the diagnosis on every case of MANIFEST and measure it against the labels.
 
     MANIFEST is a TSV with the columns file, class, accept (other fair answers, |-separated).
@@ -38,8 +43,13 @@ def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accura
     \b
       logsift eval ../shared/corpus/issues/manifest.tsv
       logsift eval manifest.tsv --format markdown --min-accuracy 0.9
+      logsift eval manifest.tsv --model-only --leave-one-class-out
     """
     cases = load_manifest(manifest, cases_dir)
+    if model_only or leave_one_class_out:
+        from logsift.cli import model_report
+
+        return model_report.run(cases, rules_from(pattern_dirs), output, leave_one_class_out)
     report = evaluate(cases, rule_predictor(rules_from(pattern_dirs)))
     if output == "json":
         click.echo(json.dumps(as_dict(report), indent=2, ensure_ascii=False))

@@ -1,0 +1,80 @@
+"""Heavy imports stay out of runs that do not need them: `logsift --help` and rule-only runs never
+import scikit-learn (1 s, 120 MiB), and a run that finds its model in the cache needs numpy only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES, ROOT
+
+HEAVY = ("sklearn", "scipy", "numpy")
+# Runs the CLI in a fresh interpreter and reports which heavy packages got imported.
+_PROBE = """
+import json, sys
+from logsift.cli import run
+code = run(sys.argv[1:])
+loaded = sorted({name.split(".")[0] for name in sys.modules} & {"sklearn", "scipy", "numpy"})
+print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
+"""
+_UNKNOWN_FAILURE = [
+    "2026-05-25T20:11:02+0000 gpu-node-07 systemd[1]: Started demo.service - Demo.",
+    "2026-05-25T20:11:05+0000 gpu-node-07 python3[4242]: Traceback (most recent call last):",
+    '2026-05-25T20:11:05+0000 gpu-node-07 python3[4242]:   File "/srv/app/batching.py", line 88, in split',
+    "2026-05-25T20:11:05+0000 gpu-node-07 python3[4242]:     per_worker = total // workers",
+    "2026-05-25T20:11:05+0000 gpu-node-07 python3[4242]: ZeroDivisionError: integer division or modulo by zero",
+    "2026-05-25T20:11:06+0000 gpu-node-07 systemd[1]: demo.service: Main process exited, code=exited, status=1/FAILURE",
+    "2026-05-25T20:11:06+0000 gpu-node-07 systemd[1]: demo.service: Failed with result 'exit-code'.",
+]
+
+
+def _loaded(*args: str, cache: Path) -> tuple[int, list[str]]:
+    env = {**os.environ, "LOGSIFT_CACHE_DIR": str(cache), "TZ": "UTC"}
+    result = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, env=env,
+                            cwd=ROOT, stdin=subprocess.DEVNULL)
+    probe = json.loads(result.stderr.strip().splitlines()[-1])
+    return probe["code"], probe["loaded"]
+
+
+@pytest.fixture()
+def unknown_failure(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.txt"
+    path.write_text("\n".join(_UNKNOWN_FAILURE) + "\n")
+    return path
+
+
+def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
+    assert _loaded("--help", cache=tmp_path) == (0, [])
+
+
+def test_rule_only_triage_imports_nothing_heavy(tmp_path: Path) -> None:
+    # The seed incident: every failure in it has a rule, so the fallback is never consulted,
+    # even though it is on by default.
+    seed = str(FIXTURES / "seed-incident" / "journal.txt")
+    assert _loaded(seed, cache=tmp_path) == (1, [])
+    assert _loaded("--format", "json", seed, cache=tmp_path) == (1, [])
+
+
+def test_no_model_imports_nothing_heavy(tmp_path: Path, unknown_failure: Path) -> None:
+    assert _loaded("--no-model", str(unknown_failure), cache=tmp_path) == (1, [])
+
+
+def test_cached_model_needs_numpy_not_scikit_learn(tmp_path_factory: pytest.TempPathFactory,
+                                                   unknown_failure: Path) -> None:
+    pytest.importorskip("sklearn", reason="training the model to cache needs the ml extra")
+    from logsift.classifier import load_or_train
+    from logsift.rules import load_rules
+    from logsift.training import default_fixture_dirs
+
+    cache = tmp_path_factory.getbasetemp() / "model-cache"  # shared with test_classifier
+    _, _, path = load_or_train(load_rules(), default_fixture_dirs(), cache)
+    assert path is not None and path.exists()
+    code, loaded = _loaded(str(unknown_failure), cache=cache)
+    assert code == 1
+    assert "numpy" in loaded, "the fallback was not consulted: the test no longer tests anything"
+    assert "sklearn" not in loaded and "scipy" not in loaded
