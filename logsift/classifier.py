@@ -37,6 +37,7 @@ import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -514,8 +515,9 @@ def cache_dir() -> Path:
 
 
 def model_key(rules: RuleSet, fixture_dirs: Sequence[Path], exclude: Iterable[str] = ()) -> str:
-    """Changes with the training data (rules, samples, fixtures) and with the code that turns
-    it into a model, so a cached model is never one that this logsift would not train."""
+    """Changes with the training data (rules, samples, fixtures) and with the code that turns it
+    into a model (the whole package: how samples are read and grouped shapes the examples), so a
+    cached model is never one that this logsift would not train."""
     hasher = hashlib.sha256()
     for part in (str(MODEL_FORMAT), __version__, _code_digest(), rules.digest, fixture_digest(fixture_dirs),
                  ",".join(sorted(exclude))):
@@ -523,11 +525,13 @@ def model_key(rules: RuleSet, fixture_dirs: Sequence[Path], exclude: Iterable[st
     return hasher.hexdigest()[:20]
 
 
+@cache
 def _code_digest() -> str:
     hasher = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    for name in ("classifier.py", "training.py", "masking.py"):
-        hasher.update((here / name).read_bytes())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        hasher.update(str(path.relative_to(package)).encode("utf-8") + b"\0")
+        hasher.update(path.read_bytes())
     return hasher.hexdigest()[:16]
 
 

@@ -19,9 +19,11 @@ from logsift.rules import Rule, RuleSet
 REGEX_TIMEOUT = 0.25
 # Lines that grouping must see even when no rule's literal occurs in them: the start of a
 # traceback, an NCCL warning, and systemd's own lines (in text output: "systemd[1]:", or
-# "init.scope[1]:" with -o with-unit).
+# "init.scope[1]:" with -o with-unit, or the unit name with -o cat).
 MARKER = -1
-MARKERS = ("traceback (most recent call last)", "nccl warn", "systemd[1]:", "init.scope[1]:")
+MARKERS = ("traceback (most recent call last)", "nccl warn", "systemd[1]:", "init.scope[1]:",
+           # `-o cat` drops the prefix: systemd's lines still name the unit.
+           ".service: ", ".service - ")
 
 
 class _Used(Protocol):
@@ -163,7 +165,8 @@ class Matcher:
                     continue
                 if match is not None:
                     fields = {key: value for key, value in match.groupdict().items() if value}
-                    return record.line + offset, text, fields
+                    # A multi-line MESSAGE spans input lines in text and export, not in JSON.
+                    return record.line + (offset if record.lines > 1 else 0), text, fields
         return None
 
 

@@ -19,9 +19,6 @@ from tests.journal_tools import SEED, SEED_UNIT, have_systemd_python, render
 
 FORMATS = ["short", "short-iso", "short-precise", "short-full", "short-monotonic", "short-unix", "with-unit",
            "json", "json-seq", "json-sse", "json-pretty", "cat", "export", "verbose"]
-CAT_NEEDS_MARKER = pytest.mark.xfail(
-    strict=True, reason="needs '.service' in logsift/matching.py MARKERS (see .notes/requests.md): the fast "
-    "path skips cat's unprefixed 'Started X.service' lines")
 
 
 def shape(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,7 +46,7 @@ def expected() -> list[dict[str, Any]]:
     return got
 
 
-@pytest.mark.parametrize("fmt", [pytest.param(f, marks=CAT_NEEDS_MARKER) if f == "cat" else f for f in FORMATS])
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_every_rendering_on_stdin_gives_the_same_diagnosis(seed_journal: Path, expected: list[dict[str, Any]],
                                                            fmt: str) -> None:
     rendering = render(seed_journal, fmt, "-u", SEED_UNIT)
