@@ -301,8 +301,8 @@ class SGLang(Unit):
         elif kind == "oom-kill":
             victim = self.ranks[rng.randrange(self.tp)]
             kernel = [("kernel", None, line) for line in kernel_oom_kill(self.ident, victim, self.unit, rng)]
-            yield self.at(rng.uniform(5, 30), kernel)
-            yield self.at(0.05, [self.sd(f"{self.unit}: A process of this unit has been killed by the OOM killer.")])
+            yield self.at(0.05, kernel)
+            yield self.at(0.5, [self.sd(f"{self.unit}: A process of this unit has been killed by the OOM killer.")])
             yield self.at(0.5, [self.m("Received sigquit from a child process. It usually means the child failed.")])
             killed = [self.sd(f"{self.unit}: Killing process {pid} ({self.ident}) with signal SIGKILL.")
                       for pid in self.ranks if pid != victim]

@@ -167,7 +167,7 @@ class Timing:
     command: str
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
-    peak_rss_kb: int | None = 0
+    rss_kb: list[int] = field(default_factory=list)
     result: str = ""
     error: str = ""
 
@@ -178,6 +178,11 @@ class Timing:
     @property
     def cpu(self) -> float:
         return statistics.median(self.cpus) if self.cpus else float("nan")
+
+    @property
+    def peak_rss_kb(self) -> int | None:
+        """The median of the runs' peaks: one run that, say, trained the model cache is an outlier."""
+        return int(statistics.median(self.rss_kb)) if self.rss_kb else None
 
 
 GNU_TIME = Path("/usr/bin/time")
@@ -211,17 +216,22 @@ def run_once(argv: Sequence[str], env: dict[str, str], stdout: Path) -> tuple[fl
 
 
 def measure(name: str, argv: Sequence[str], runs: int, out: Path, env_extra: dict[str, str] | None = None,
-            shown: str | None = None) -> Timing:
+            shown: str | None = None, warm_up: bool = False) -> Timing:
+    """`runs` timed runs of a command; `warm_up`: one untimed run first (logsift builds its model
+    cache on the first run after the rules changed)."""
     env = {**os.environ, "TZ": "UTC", **(env_extra or {})}
     prefix = " ".join(f"{key}={value}" for key, value in (env_extra or {}).items())
     timing = Timing(name, shown or (prefix + " " if prefix else "") + " ".join(argv))
     stdout = out / "stdout.tmp"
     try:
+        if warm_up:
+            run_once(argv, env, stdout)
         for _ in range(runs):
             wall, cpu, rss, _ = run_once(argv, env, stdout)
             timing.walls.append(wall)
             timing.cpus.append(cpu)
-            timing.peak_rss_kb = None if rss is None else max(timing.peak_rss_kb or 0, rss)
+            if rss is not None:
+                timing.rss_kb.append(rss)
         timing.result = stdout.read_text(encoding="utf-8", errors="replace")
     except (OSError, RuntimeError) as error:
         timing.error = str(error)
@@ -253,7 +263,9 @@ def whole_process(path: Path, export: Export, runs: int, out: Path) -> list[Timi
     rel, regexes, literals = shown_path(path), shown_path(export.regexes), shown_path(export.literals)
     timings = [
         measure("logsift (hyperscan)", [*logsift_command(), "--format", "json", file], runs, out,
-                shown=f"logsift --format json {rel}"),
+                shown=f"logsift --format json {rel}", warm_up=True),
+        measure("logsift --no-model", [*logsift_command(), "--no-model", "--format", "json", file], runs, out,
+                shown=f"logsift --no-model --format json {rel}  # rules only"),
         measure("logsift (find, no hyperscan)", [sys.executable, "-c", BLOCK_HYPERSCAN, "--format", "json", file], runs,
                 out, shown=f"logsift --format json {rel}  # with `import hyperscan` failing"),
         measure("grep -E regexes", ["grep", "-c", "-E", "-f", str(export.regexes), file], runs, out,
@@ -434,12 +446,13 @@ def stages(path: Path, rules: Any, engines: Sequence[str], runs: int) -> tuple[l
             if function in (split, parse) and seconds:
                 seconds[engine] = next(iter(seconds.values()))  # no prefilter involved
                 continue
-            walls = []
+            times = []
             for _ in range(runs):
-                began = time.perf_counter()
+                # CPU time of this process: other load on the machine does not count.
+                began = time.process_time()
                 function(matchers[engine])
-                walls.append(time.perf_counter() - began)
-            seconds[engine] = statistics.median(walls)
+                times.append(time.process_time() - began)
+            seconds[engine] = statistics.median(times)
         results.append(Stage(name, seconds, note))
     return results, counts
 
@@ -543,8 +556,8 @@ def render(command: str, info: dict[str, str], export: Export, results: list[dic
             for extra in check["extra"][:6]:
                 out.append(f"- not injected: {extra}")
     for size, label, stage_list, counts in stage_results:
-        out += ["", f"### Where the time goes: {label}B journal, in-process (median of {stage_runs})", ""]
-        header = " | ".join(f"{engine} s | {engine} MB/s" for engine in engines)
+        out += ["", f"### Where the time goes: {label}B journal, in-process CPU seconds (median of {stage_runs})", ""]
+        header = " | ".join(f"{engine} CPU s | {engine} MB/s" for engine in engines)
         out.append(f"| stage | {header} |")
         out.append("| --- |" + " ---: | ---: |" * len(engines))
         for stage in stage_list:
@@ -577,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="whole-process runs per command (the median is reported)")
     parser.add_argument("--large-runs", type=int, default=3,
                         help="whole-process runs per command on journals over 100 MB")
-    parser.add_argument("--stage-runs", type=int, default=1, help="in-process runs per stage")
+    parser.add_argument("--stage-runs", type=int, default=3, help="in-process runs per stage (the median is reported)")
     parser.add_argument("--stage-max", type=generate.parse_size, default=generate.parse_size("100M"),
                         help="time the stages only on journals up to this size")
     parser.add_argument("--no-stages", action="store_true", help="skip the in-process stage timings")

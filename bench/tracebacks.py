@@ -20,10 +20,16 @@ TORCH_OOM = (
 
 
 def frame(path: str, line: int, func: str, code: str, caret: int = 0) -> list[str]:
+    """One frame; with `caret`, Python 3.11+'s markers under the call, which starts after
+    `return ` or an assignment's `= `."""
     lines = [f'  File "{path}", line {line}, in {func}', f"    {code}"]
     if caret:
-        indent = len(code) - len(code.lstrip())
-        lines.append(" " * (4 + indent) + "^" * caret)
+        start = len(code) - len(code.lstrip())
+        if code.lstrip().startswith("return "):
+            start += len("return ")
+        elif " = " in code:
+            start = code.index(" = ") + 3
+        lines.append(" " * (4 + start) + "^" * caret)
     return lines
 
 

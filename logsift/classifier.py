@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logsift import __version__
-from logsift.exceptions import LogsiftError
+from logsift.exceptions import ModelUnavailable
 from logsift.matching import Matched
 from logsift.records import Finding
 from logsift.rules import RuleSet
@@ -77,10 +77,6 @@ OOD_TARGET = 0.02
 FOLDS = 4
 KEEP_MODELS = 40  # files in the cache directory (leave-one-class-out evaluation makes one per class)
 _WORD = re.compile(r"<[a-z]+>|[a-z_][a-z0-9_]*")
-
-
-class ModelUnavailable(LogsiftError):
-    """The learned fallback was asked for but cannot run (scikit-learn missing, no model)."""
 
 
 def features(text: str) -> list[str]:

@@ -30,3 +30,7 @@ class RuleError(LogsiftError):
 
 class UsageError(LogsiftError):
     """Options that contradict each other or name something that does not exist."""
+
+
+class ModelUnavailable(LogsiftError):
+    """The learned fallback was asked for but cannot run (scikit-learn missing, no model)."""

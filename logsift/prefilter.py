@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Iterable, Protocol, Sequence
-
 from types import ModuleType
+from typing import Iterable, Protocol, Sequence
 
 hyperscan: ModuleType | None
 try:

@@ -132,8 +132,10 @@ def needs_model(matched: Matched, rules: RuleSet) -> bool:
 def _failure_like(raw: str, body: str, text: str) -> bool:
     if _FAILURE.search(text) or _EXCEPTION.match(text) or text.startswith("raise "):
         return True
+    # An error-level line counts by its level alone, unless it is indented: then it is a
+    # traceback's source line or a continuation logged one line at a time, not a message.
     prefix = raw[: len(raw) - len(body)]
-    return bool(prefix and _LOUD_PREFIX.search(prefix))
+    return bool(prefix and _LOUD_PREFIX.search(prefix) and body[:1] not in (" ", "\t"))
 
 
 def _quiet(raw: str, body: str) -> bool:

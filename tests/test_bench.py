@@ -94,7 +94,7 @@ def test_ere_refuses_what_posix_cannot_say(source: str) -> None:
 def test_bench_run_end_to_end(tmp_path: Path) -> None:
     benchmarks = tmp_path / "BENCHMARKS.md"
     benchmarks.write_text(f"intro\n{bench_run.BEGIN}\nPREVIOUS-TABLES\n{bench_run.END}\n<!-- accuracy:begin -->\nkept\n<!-- accuracy:end -->\n")
-    code = bench_run.main(["--sizes", "200K", "--runs", "1", "--profile", "--data", str(tmp_path / "data"),
+    code = bench_run.main(["--sizes", "200K", "--runs", "1", "--stage-runs", "1", "--profile", "--data", str(tmp_path / "data"),
                            "--out", str(tmp_path / "out"), "--update", "--benchmarks", str(benchmarks)])
     assert code == 0
     text = (tmp_path / "out" / "results.md").read_text()
