@@ -10,9 +10,10 @@ as findings, not incidents.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from logsift import lifecycle
 from logsift.lifecycle import Lifecycle
@@ -85,6 +86,18 @@ class Diagnoser:
             if parsed is not None:
                 self._lifecycle(record, parsed, matched)
                 return
+            # Another systemd line about a unit ("X.service: A process of this unit has been
+            # killed by the OOM killer."): it belongs to that unit's run, whatever PID 1 said before.
+            named = lifecycle.unit_named(record.message)
+            if named is not None:
+                runs = self.runs.get((record.host, named))
+                run = runs[-1] if runs else self._run_for(record.host, named, record)
+                run.touch(record)
+                self._attach(run, matched)
+                return
+            if matched.findings:
+                self.host_events.append(matched)  # PID 1 speaks for the host, like the kernel
+            return
         if record.identifier == "kernel" and record.unit is None and self._has_units(record.host):
             # The kernel speaks for the host (an Xid, the OOM killer): which unit it hit is decided
             # at the end, by which run failed around that time.
@@ -124,31 +137,36 @@ class Diagnoser:
     def _active_unit(self, record: Record) -> str | None:
         """The unit a process we have not seen before belongs to, on a host that runs several.
 
-        In order: the unit whose processes already log under the same identifier (a new TP rank
-        of the same server), the unit named like the identifier (`ollama` -> ollama.service),
-        then the most recently started service that has not logged yet, then the most recently
-        started service.
+        The text reader skips lines that cannot matter, so a process is often first seen long
+        after its unit started, and after other units started. In order: the unit whose current
+        run already has processes of this identifier (another TP rank), the unit named like the
+        identifier (`ollama` -> ollama.service, `text-generation-launcher` ->
+        text-generation-inference.service), a unit whose earlier runs logged under it, then
+        the most recently started service that has not logged yet, then the most recent one.
         """
-        candidates = [
-            runs[-1] for (host, unit), runs in self.runs.items()
+        latest = {
+            unit: runs for (host, unit), runs in self.runs.items()
             if host == record.host and unit is not None and runs and unit.endswith(".service")
-        ]
-        if not candidates:
+        }
+        if not latest:
             return None
 
-        def recent(run: _Run) -> tuple[bool, int]:
-            return (not run.closed, run.first_line)
+        def recent(unit: str) -> tuple[bool, bool, int]:
+            run = latest[unit][-1]
+            return (not run.closed, not run.identifiers, run.first_line)
 
-        identifier = record.identifier
-        if identifier:
-            same = [run for run in candidates if identifier in run.identifiers]
-            if same:
-                return max(same, key=recent).unit
-            named = [run for run in candidates if (run.unit or "").removesuffix(".service") == identifier]
-            if named:
-                return max(named, key=recent).unit
-        silent = [run for run in candidates if not run.identifiers and not run.closed]
-        return max(silent or candidates, key=recent).unit
+        identifier = record.identifier or ""
+        tests: tuple[Callable[[str], bool], ...] = (
+            lambda unit: identifier in latest[unit][-1].identifiers,
+            lambda unit: _name_affinity(identifier, unit),
+            lambda unit: any(identifier in run.identifiers for run in latest[unit][:-1]),
+        )
+        for test in tests if identifier else ():
+            found = [unit for unit in latest if test(unit)]
+            if found:
+                return max(found, key=recent)
+        silent = [unit for unit in latest if not latest[unit][-1].identifiers and not latest[unit][-1].closed]
+        return max(silent or latest, key=recent)
 
     def _has_units(self, host: str | None) -> bool:
         return any(known_host == host and unit is not None for (known_host, unit) in self.runs)
@@ -392,3 +410,17 @@ def diagnose(rules: RuleSet, matched: Iterable[Matched]) -> Diagnosis:
     for item in matched:
         diagnoser.feed(item)
     return diagnoser.finish()
+
+
+# Identifiers that say nothing about which service runs them.
+_GENERIC = {"python", "python3", "java", "node", "bash", "sh", "env", "uv", "conda", "docker", "sudo", "server",
+            "service", "launcher", "main", "app", "worker"}
+
+
+def _name_affinity(identifier: str, unit: str) -> bool:
+    """`ollama` ~ ollama.service, `text-generation-launcher` ~ text-generation-inference.service."""
+    words = {word for word in re.split(r"[-_.@\d]+", identifier.lower()) if len(word) > 2} - _GENERIC
+    if not words:
+        return False
+    stem = unit.removesuffix(".service").lower()
+    return bool(words & set(re.split(r"[-_.@\d]+", stem)))

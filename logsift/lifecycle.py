@@ -71,3 +71,12 @@ def parse(message: str) -> Lifecycle | None:
                 result=groups.get("result"),
             )
     return None
+
+
+_NAMED = re.compile(r"^" + _UNIT + r": ")
+
+
+def unit_named(message: str) -> str | None:
+    """The unit a systemd line is about when it starts with "X.service: " (any wording)."""
+    match = _NAMED.match(message)
+    return match.group("unit") if match else None
