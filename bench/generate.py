@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: import bench.*
 
-from host import Burst, Clock, Host, Unit  # noqa: E402
-from python_units import VLLM, SGLang  # noqa: E402
-from services import TGI, Background, Ollama  # noqa: E402
+from bench.host import Burst, Clock, Host, Unit  # noqa: E402
+from bench.services import TGI, Background, Ollama  # noqa: E402
+from bench.sglang import SGLang  # noqa: E402
+from bench.vllm import VLLM  # noqa: E402
 
 FORMATS = ("short-iso", "short", "plain")
 HOSTNAME = "gpu-node-07"

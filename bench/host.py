@@ -231,3 +231,9 @@ def ip(rng: random.Random) -> str:
 
 def hexid(rng: random.Random, digits: int) -> str:
     return f"{rng.getrandbits(digits * 4):0{digits}x}"
+
+
+# uvicorn access-log tails of the OpenAI-compatible servers (SGLang, vLLM), most of them chat.
+CHAT = '"POST /v1/chat/completions HTTP/1.1" 200 OK'
+ROUTES = (CHAT, CHAT, CHAT, CHAT, '"POST /v1/completions HTTP/1.1" 200 OK', '"POST /generate HTTP/1.1" 200 OK',
+          '"GET /v1/models HTTP/1.1" 200 OK', '"POST /v1/chat/completions HTTP/1.1" 400 Bad Request')

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from host import Burst, Entry, Host, Unit, hexid, pick
+from bench.host import Burst, Entry, Host, Unit, hexid, pick
 
 OLLAMA_ROUTES = (
     ("POST", "/api/chat"), ("POST", "/api/chat"), ("POST", "/api/generate"), ("POST", "/api/embed"),

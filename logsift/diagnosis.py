@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from logsift import lifecycle
 from logsift.lifecycle import Lifecycle
@@ -57,12 +57,28 @@ class _Run:
                 self.started = record.timestamp
 
 
+@dataclass(frozen=True, slots=True)
+class Noted:
+    """A finding in runs that did not fail, with how often it recurred on that unit."""
+
+    finding: Finding
+    host: str | None
+    unit: str | None
+    count: int
+    last_line: int
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     incidents: tuple[Incident, ...]
-    findings: tuple[Finding, ...]  # in runs that did not fail: warnings, not incidents
-    runs: tuple[Run, ...]
+    findings: tuple[Noted, ...]  # in runs that did not fail: warnings, not incidents
+    runs: tuple[Run, ...]  # every run that failed, had findings, or resolved an incident
     unclassified: tuple[Finding, ...]
+    quiet_runs: int = 0  # runs that came and went without a word worth keeping
+
+    @property
+    def run_count(self) -> int:
+        return len(self.runs) + self.quiet_runs
 
 
 class Diagnoser:
@@ -75,6 +91,9 @@ class Diagnoser:
         self.descriptions: dict[tuple[str | None, str], str] = {}
         self.order: list[UnitKey] = []
         self.host_events: list[Matched] = []  # kernel lines on a host that runs named units
+        self.quiet_runs = 0  # runs forgotten because nothing happened in them
+        # (host, unit, class) -> [first finding, count, last line], for runs that did not fail
+        self.noted: dict[tuple[str | None, str | None, str], list[Any]] = {}
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -101,7 +120,8 @@ class Diagnoser:
         if record.identifier == "kernel" and record.unit is None and self._has_units(record.host):
             # The kernel speaks for the host (an Xid, the OOM killer): which unit it hit is decided
             # at the end, by which run failed around that time.
-            self.host_events.append(matched)
+            if matched.findings:
+                self.host_events.append(matched)
             return
         unit = self._unit_of(record)
         run = self._run_for(record.host, unit, record)
@@ -218,6 +238,7 @@ class Diagnoser:
             if last is None or not confirms:
                 if last is not None and not last.closed:
                     self._close(last)
+                self._forget_quiet(runs)
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
                             invocation=record.invocation, opened_by=what)
                 runs.append(last)
@@ -246,6 +267,37 @@ class Diagnoser:
         elif what in ("deactivated", "stopped", "restart"):
             last.ended = last.ended or record.timestamp
             last.closed = True
+
+    def _forget_quiet(self, runs: list[_Run]) -> None:
+        """Memory must not grow with the journal: a run that ended without failing, after a run
+        that did not fail either, can neither be part of an incident nor resolve one, so only its
+        count and its findings, folded per class, are kept (units restart, timers run every few
+        minutes, for months)."""
+        if not runs or not runs[-1].closed:
+            return
+        last = runs[-1]
+        if self._outcome(last) == "failed":
+            return
+        if len(runs) >= 2 and self._outcome(runs[-2]) == "failed":
+            return  # it resolves the incident before it
+        self._note(last, self.noted)
+        for pid in last.pids:
+            self.pid_units.pop((last.host, pid), None)
+        runs.pop()
+        self.quiet_runs += 1
+
+    @staticmethod
+    def _note(run: _Run, noted: dict[tuple[str | None, str | None, str], list[Any]]) -> None:
+        for finding in run.findings:
+            if finding.severity < Severity.WARNING:
+                continue
+            key = (run.host, run.unit, finding.rule_id)
+            entry = noted.get(key)
+            if entry is None:
+                noted[key] = [finding, 1, finding.line]
+            else:
+                entry[1] += 1
+                entry[2] = finding.line
 
     def _adopt(self, host: str | None, unit: str) -> None:
         """Lines read before systemd named the unit belong to it (an excerpt without "Started")."""
@@ -303,20 +355,25 @@ class Diagnoser:
     def finish(self) -> Diagnosis:
         self._place_host_events()
         incidents: list[Incident] = []
-        stray: list[Finding] = []
         all_runs: list[Run] = []
         unclassified: list[Finding] = []
+        noted = {key: list(entry) for key, entry in self.noted.items()}
         for key in self.order:
-            built = [self._build(run) for run in self.runs.get(key, [])]
+            runs = self.runs.get(key, [])
+            built = [self._build(run) for run in runs]
             all_runs.extend(built)
             incidents.extend(self._incidents(key, built))
-            for run in built:
-                if not run.failed:
-                    stray.extend(f for f in run.findings if f.severity >= Severity.WARNING)
-                elif run.root_cause is not None and run.root_cause.rule_id == "python.unclassified-traceback":
-                    unclassified.append(run.root_cause)
+            for run, done in zip(runs, built, strict=True):
+                if not done.failed:
+                    self._note(run, noted)
+                elif done.root_cause is not None and done.root_cause.rule_id == "python.unclassified-traceback":
+                    unclassified.append(done.root_cause)
         incidents.sort(key=lambda incident: incident.runs[0].first_line)
-        return Diagnosis(tuple(incidents), tuple(stray), tuple(all_runs), tuple(unclassified))
+        findings = sorted(
+            (Noted(entry[0], host, unit, entry[1], entry[2]) for (host, unit, _), entry in noted.items()),
+            key=lambda item: item.finding.line,
+        )
+        return Diagnosis(tuple(incidents), tuple(findings), tuple(all_runs), tuple(unclassified), self.quiet_runs)
 
     def _outcome(self, run: _Run) -> str:
         if run.explicit_failure:

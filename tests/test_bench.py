@@ -14,11 +14,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(ROOT))
 
-import ere  # noqa: E402
-import generate  # noqa: E402
-import run as bench_run  # noqa: E402
+from bench import ere, generate  # noqa: E402
+from bench import run as bench_run  # noqa: E402
 
 SHORT_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00 gpu-node-07 [\w.-]+(\[\d+\])?: ")
 SHORT = re.compile(r"^[A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d gpu-node-07 [\w.-]+(\[\d+\])?: ")

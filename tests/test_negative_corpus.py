@@ -28,9 +28,9 @@ from logsift.rules import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 HEALTHY = ROOT / "fixtures" / "healthy"
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
 
-import generate  # noqa: E402
+from bench import generate  # noqa: E402
 
 RULES = load_rules()
 SERVICE_UNITS = ("sglang-k26", "sglang-qwen", "vllm", "ollama", "tgi")

@@ -35,15 +35,16 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "version": VERSION,
         "incidents": [incident_dict(incident, rules) for incident in diagnosis.incidents],
         "findings": [
-            {**symptom(finding), "severity": finding.severity.label,
-             "title": describe(finding, rules, None)["title"]}
-            for finding in diagnosis.findings
+            {**symptom(noted.finding), "severity": noted.finding.severity.label,
+             "title": describe(noted.finding, rules, noted.unit)["title"], "unit": noted.unit, "host": noted.host,
+             "count": noted.count, "last_line": noted.last_line}
+            for noted in diagnosis.findings
         ],
         "unclassified": unclassified_groups(diagnosis.unclassified),
         "summary": {
             "lines": analysis.counts.lines,
             "events": analysis.counts.events,
-            "runs": len(diagnosis.runs),
+            "runs": diagnosis.run_count,
             "incidents": len(diagnosis.incidents),
             "rules": len(rules),
         },

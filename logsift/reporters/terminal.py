@@ -143,15 +143,18 @@ def render(analysis: Analysis, out: TextIO, color: bool = False) -> None:
         lines.append("")
     if diagnosis.findings:
         lines.append(style("Findings that did not stop a service", bold=True))
-        for finding in diagnosis.findings[:20]:
-            lines.append(f"  line {finding.line}: {finding.rule_id}: {safe(finding.text)[:WIDTH]}")
+        for noted in diagnosis.findings[:20]:
+            where = f" on {safe(noted.unit)}" if noted.unit else ""
+            times = f", {noted.count} times (last line {noted.last_line})" if noted.count > 1 else ""
+            lines.append(f"  line {noted.finding.line}{where}{times}: {noted.finding.rule_id}")
+            lines.append(f"      {_one_line(noted.finding.text, WIDTH)}")
         lines.append("")
     table = rows(analysis)
     if table:
         lines.append(tabulate(table, headers=HEADERS, tablefmt="simple"))
     counts = analysis.counts
     summary = (
-        f"{counts.lines} lines, {counts.events} events, {len(diagnosis.runs)} runs, "
+        f"{counts.lines} lines, {counts.events} events, {diagnosis.run_count} run{'s' if diagnosis.run_count != 1 else ''}, "
         f"{len(diagnosis.incidents)} incident{'s' if len(diagnosis.incidents) != 1 else ''}"
     )
     if not diagnosis.incidents:
