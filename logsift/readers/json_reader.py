@@ -19,7 +19,7 @@ import re
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from logsift.readers.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, cap_message, entry_record
-from logsift.readers.lines import CHUNK, TRUNCATED
+from logsift.readers.lines import TRUNCATED, raw_lines
 from logsift.readers.text import TextReader
 from logsift.records import ReadProblems, Record
 
@@ -44,40 +44,6 @@ _STRING = r'"(' + _BODY + r')"'
 _PAIR = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*(' + _STRING + r'|\[[^\[\]]*\]|\[(?:\[[^\[\]]*\],?\s*)*\]|null)')
 _OPEN_STRING = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*"(' + _BODY + r'\\?)$')
 _OPEN_BYTES = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*\[([\d,\s]*)$')
-
-
-def raw_lines(stream: BinaryIO, cap: int = LINE_CAP) -> Iterator[tuple[bytes, int]]:
-    """(line without LF, bytes dropped past `cap`) for each line; memory stays within `cap`."""
-    carry = b""
-    dropped = 0
-    while True:
-        data = stream.read(CHUNK)
-        if not data:
-            break
-        if dropped:
-            cut = data.find(b"\n")
-            if cut < 0:
-                dropped += len(data)
-                continue
-            yield carry, dropped + cut
-            carry, dropped, data = b"", 0, data[cut + 1 :]
-        if carry:
-            data = carry + data
-        end = data.rfind(b"\n")
-        if end < 0:
-            carry = data
-        else:
-            carry = data[end + 1 :]
-            for line in data[:end].split(b"\n"):
-                if len(line) > cap:
-                    yield line[:cap], len(line) - cap
-                else:
-                    yield line, 0
-        if len(carry) > cap:
-            dropped = len(carry) - cap
-            carry = carry[:cap]
-    if carry or dropped:
-        yield carry, dropped
 
 
 class JsonReader:
@@ -269,8 +235,8 @@ def garbage(text: str) -> bool:
 
 
 def read_json(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
-    return JsonReader(source, problems).read_lines(raw_lines(stream))
+    return JsonReader(source, problems).read_lines(raw_lines(stream, LINE_CAP))
 
 
 def read_json_pretty(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
-    return JsonReader(source, problems).read_pretty(raw_lines(stream))
+    return JsonReader(source, problems).read_pretty(raw_lines(stream, LINE_CAP))

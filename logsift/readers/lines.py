@@ -13,8 +13,13 @@ MAX_LINE = 1 << 20
 TRUNCATED = " [logsift: line truncated, {0} bytes dropped]"
 
 
-def iter_lines(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) -> Iterator[str]:
-    """Yield decoded lines without their line ending (LF or CRLF)."""
+def line_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) -> Iterator[tuple[bytes, int]]:
+    """The stream cut at line ends, in blocks, with memory bounded by `chunk` + `max_line`.
+
+    Yields (block, dropped). With dropped == 0 the block is one or more whole lines joined by
+    LF (a line in it may still be longer than `max_line`: callers cut it). With dropped > 0 the
+    block is the first `max_line` bytes of one line whose other `dropped` bytes were skipped.
+    """
     carry = b""
     dropped = 0  # > 0 while skipping the rest of an overlong line
     while True:
@@ -26,7 +31,7 @@ def iter_lines(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) -
             if cut < 0:
                 dropped += len(data)
                 continue
-            yield _decode(carry) + TRUNCATED.format(dropped + cut)
+            yield carry, dropped + cut
             carry, dropped, data = b"", 0, data[cut + 1 :]
         data = carry + data if carry else data
         end = data.rfind(b"\n")
@@ -34,18 +39,39 @@ def iter_lines(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) -
             carry = data
         else:
             carry = data[end + 1 :]
-            for line in data[:end].decode("utf-8", "replace").split("\n"):
-                if len(line) > max_line:
-                    yield line[:max_line] + TRUNCATED.format(len(line) - max_line)
-                else:
-                    yield line[:-1] if line.endswith("\r") else line
+            yield data[:end], 0
         if len(carry) > max_line:
             dropped = len(carry) - max_line
             carry = carry[:max_line]
-    if dropped:
-        yield _decode(carry) + TRUNCATED.format(dropped)
-    elif carry:
-        yield _decode(carry)
+    if dropped or carry:
+        yield carry, dropped
+
+
+def iter_lines(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) -> Iterator[str]:
+    """Yield decoded lines without their line ending (LF or CRLF)."""
+    for block, dropped in line_blocks(stream, max_line, chunk):
+        if dropped:
+            yield _decode(block) + TRUNCATED.format(dropped)
+            continue
+        # One decode per block, not per line: most of the cost of reading text is here.
+        for line in block.decode("utf-8", "replace").split("\n"):
+            if len(line) > max_line:
+                yield line[:max_line] + TRUNCATED.format(len(line) - max_line)
+            else:
+                yield line[:-1] if line.endswith("\r") else line
+
+
+def raw_lines(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) -> Iterator[tuple[bytes, int]]:
+    """(line without LF, bytes dropped past `max_line`) for each line, undecoded."""
+    for block, dropped in line_blocks(stream, max_line, chunk):
+        if dropped:
+            yield block, dropped
+            continue
+        for line in block.split(b"\n"):
+            if len(line) > max_line:
+                yield line[:max_line], len(line) - max_line
+            else:
+                yield line, 0
 
 
 def _decode(data: bytes) -> str:
