@@ -40,7 +40,7 @@ _BUILD_MORE = re.compile(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: |^In file included from |^\s+from |\berror\b|\bwarning\b|"
     r"^\s|^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+)|^compilation terminated|"
     r"^nvcc |^ptxas|^/bin/sh: |^/usr/bin/ld|^collect2|^\d+ errors? detected|^make(?:\[\d+\])?: |"
-    r"^gmake|^Remark|^\S*(?:nvcc|c\+\+|g\+\+|gcc|clang\+*) |^\s*\d* \|"
+    r"^gmake|^Remark|^\S*(?:nvcc|c\+\+|g\+\+|gcc|clang\+*) |^\s*\d* \||^(?:stdout|stderr):$"
 )
 _BANNER = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing",
            "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cudaError")
