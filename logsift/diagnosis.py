@@ -207,7 +207,7 @@ class Diagnoser:
                 # Lines after a run ended are its processes' last words: a new run needs "Started".
                 last.invocation = last.invocation or record.invocation
                 return last
-            self._close(last)
+            last.closed = True
         run = _Run(host=host, unit=unit, first_line=record.line, invocation=record.invocation)
         runs.append(run)
         return run
@@ -237,7 +237,7 @@ class Diagnoser:
             )
             if last is None or not confirms:
                 if last is not None and not last.closed:
-                    self._close(last)
+                    last.closed = True
                 self._forget_quiet(runs)
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
                             invocation=record.invocation, opened_by=what)
@@ -312,9 +312,6 @@ class Diagnoser:
         for key, value in list(self.pid_units.items()):
             if key[0] == host and value is None:
                 self.pid_units[key] = unit
-
-    def _close(self, run: _Run) -> None:
-        run.closed = True
 
     # -- results ---------------------------------------------------------------------------
 

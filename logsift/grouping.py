@@ -82,10 +82,8 @@ class Grouper:
         self.open: dict[tuple[object, ...], _Open] = {}
         self.ready: list[tuple[int, int, GroupedEvent]] = []  # heap by first line
         self.sequence = 0
-        self.index = 0
 
     def feed(self, record: Record, hits: frozenset[int]) -> Iterator[GroupedEvent]:
-        self.index += 1
         key = record.stream
         current = self.open.get(key)
         message = record.message

@@ -19,7 +19,6 @@ from logsift.rules import RuleSet
 @dataclass
 class Counts:
     lines: int = 0
-    records: int = 0
     events: int = 0
 
 
@@ -73,7 +72,6 @@ def match_events(
 
     def counted() -> Iterator[Record]:
         for record in records:
-            counts.records += 1
             end = record.line + record.lines - 1
             if end > counts.lines:
                 counts.lines = end
