@@ -28,6 +28,7 @@ class Analysis:
     counts: Counts
     rules: RuleSet
     regex_timeouts: int = 0
+    warnings: tuple[str, ...] = ()  # what the readers skipped or cut, one sentence each
 
 
 # A second opinion for events that no rule claimed (the learned fallback): takes a matched

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -144,3 +145,14 @@ def test_closed_stdout_is_not_an_error() -> None:
         pytest.skip("console script not installed in this environment")
     result = subprocess.run(f"'{script}' '{SEED}' | head -1", shell=True, capture_output=True, text=True)
     assert "Traceback" not in result.stderr and "Error" not in result.stderr
+
+
+def test_skipped_records_are_reported_in_json_and_on_stderr(tmp_path: Path) -> None:
+    log = tmp_path / "journal.json"
+    good = '{"__CURSOR":"s=1","__REALTIME_TIMESTAMP":"1779741457000000","_HOSTNAME":"h","SYSLOG_IDENTIFIER":"python","_PID":"7","MESSAGE":"OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."}'
+    log.write_text(good + "\n" + '{"MESSAGE": "cut off\n' + good + "\n")
+    code, out, err = invoke("--format", "json", str(log))
+    assert code == 1
+    warnings = json.loads(out)["summary"]["warnings"]
+    assert len(warnings) == 1 and "skipped 1 bad record" in warnings[0]
+    assert "logsift: warning: skipped 1 bad record" in err

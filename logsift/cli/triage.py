@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -108,8 +109,9 @@ def triage(files: tuple[str, ...], output: str, input_format: str, fail_on: str,
         fallback = ModelFallback(rules, threshold=model_threshold, required=use_model is True, notify=_notify)
     analysis = analyze(sources.records(files, input_format, selection, problems, journal_reader), rules,
                        fallback=fallback)
+    analysis = replace(analysis, warnings=tuple(problems.warnings()))
     REPORTERS[output](analysis, sys.stdout, use_color(color) if output == "terminal" else False)
-    for warning in problems.warnings():
+    for warning in analysis.warnings:
         click.echo(f"logsift: warning: {warning}", err=True)
     if fallback is not None and fallback.unavailable:
         click.echo(f"logsift: note: failures no rule names were not shown to the model: {fallback.unavailable}", err=True)

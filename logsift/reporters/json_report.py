@@ -47,6 +47,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
             "runs": diagnosis.run_count,
             "incidents": len(diagnosis.incidents),
             "rules": len(rules),
+            "warnings": list(analysis.warnings),
         },
     }
 
