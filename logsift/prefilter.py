@@ -97,12 +97,8 @@ class HyperscanPrefilter:
 
     def scan(self, messages: Sequence[str]) -> list[frozenset[int]]:
         text = "\n".join(messages)
-        if text.isascii():
-            data = text.encode("ascii")
-            sizes: Iterable[int] = map(len, messages)
-        else:
-            data = text.encode("utf-8", "surrogateescape")
-            sizes = (len(message.encode("utf-8", "surrogateescape")) for message in messages)
+        ascii_only = text.isascii()
+        data = text.encode("ascii") if ascii_only else text.encode("utf-8", "surrogateescape")
         found: list[tuple[int, int]] = []
 
         def on_match(literal: int, start: int, end: int, flags: int, context: object) -> None:
@@ -112,10 +108,18 @@ class HyperscanPrefilter:
         result = [EMPTY] * len(messages)
         if not found:
             return result
-        starts = _starts(messages, sizes)
+        starts = _starts(messages, map(len, messages))  # in characters
         hits: dict[int, set[int]] = {}
-        for end, literal in found:
-            line = bisect_right(starts, end - 1) - 1
+        byte_at = char_at = 0
+        for end, literal in sorted(found):
+            if ascii_only:
+                char_end = end
+            else:
+                # Hits are rare: turn byte offsets into character offsets by decoding only the
+                # stretch since the previous hit (a literal always ends on a character boundary).
+                char_at += len(data[byte_at:end].decode("utf-8", "surrogateescape"))
+                byte_at, char_end = end, char_at
+            line = bisect_right(starts, char_end - 1) - 1
             hits.setdefault(line, set()).update(self.owners[literal])
         for line, owners in hits.items():
             result[line] = frozenset(owners)
