@@ -15,7 +15,7 @@ from typing import BinaryIO, Callable, Iterator, Protocol, cast
 from logsift.exceptions import InputError
 from logsift.readers.export import read_export
 from logsift.readers.json_reader import garbage, read_json, read_json_pretty
-from logsift.readers.lines import iter_lines
+from logsift.readers.lines import iter_line_batches
 from logsift.readers.text import TextReader
 from logsift.readers.verbose import HEADER as VERBOSE_HEADER
 from logsift.readers.verbose import read_verbose
@@ -33,7 +33,7 @@ SNIFF = 64 * 1024
 
 
 def read_text(stream: BinaryIO, source: str, problems: ReadProblems | None = None) -> Iterator[Record]:
-    return TextReader(source).read(iter_lines(cast(BinaryIO, _Denoised(stream, source, problems))))
+    return TextReader(source).read_batches(iter_line_batches(cast(BinaryIO, _Denoised(stream, source, problems))))
 
 
 class _Denoised:

@@ -95,6 +95,15 @@ class TextReader:
         flagged: Callable[[list[str]], list[bool]] | None = None,
         busy: Callable[[], bool] | None = None,
     ) -> Iterator[Record]:
+        return self.read_batches(_batches(lines, BATCH), first_line, flagged, busy)
+
+    def read_batches(
+        self,
+        batches: Iterable[list[str]],
+        first_line: int = 1,
+        flagged: Callable[[list[str]], list[bool]] | None = None,
+        busy: Callable[[], bool] | None = None,
+    ) -> Iterator[Record]:
         """Records from lines. With `flagged` (a prefilter over raw lines, called per batch)
         and `busy` (whether a consumer still wants every line), an entry whose lines are not
         flagged is skipped unparsed while the consumer is not busy: most healthy lines then cost
@@ -110,7 +119,7 @@ class TextReader:
         continuation: list[str] = []
         skipped: tuple[str, int] | None = None  # the unparsed first line of a skipped entry
         number = first_line - 1
-        for batch in _batches(lines, BATCH):
+        for batch in batches:
             marks = flagged(batch) if flagged is not None else None
             for index, raw in enumerate(batch):
                 number += 1
