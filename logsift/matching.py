@@ -14,7 +14,7 @@ from typing import Iterable, Iterator, Protocol, Sequence
 from logsift.grouping import GroupedEvent
 from logsift.prefilter import Prefilter, build_prefilter
 from logsift.records import Event, Finding, Record
-from logsift.rules import Rule, RuleSet
+from logsift.rules import Pattern, Rule, RuleSet
 
 REGEX_TIMEOUT = 0.25
 # Lines that grouping must see even when no rule's literal occurs in them: the start of a
@@ -96,7 +96,7 @@ class Matcher:
             candidates.sort(key=lambda item: item[0].line in echoes)
         fallbacks: set[int] = set()
         for record, hits in candidates:
-            lines = record.message.split("\n") if record.lines > 1 or "\n" in record.message else [record.message]
+            lines = record.message.split("\n")
             for owner in sorted(hits):
                 if owner == MARKER:
                     continue
@@ -119,8 +119,7 @@ class Matcher:
                 continue
             for record, hits in candidates:
                 if 2 * number in hits:
-                    lines = record.message.split("\n")
-                    found = self._search(rule, rule.fallbacks, lines, record)
+                    found = self._search(rule, rule.fallbacks, record.message.split("\n"), record)
                     if found is not None:
                         findings[rule.id] = self._finding(rule, found, event)
                         break
@@ -151,15 +150,15 @@ class Matcher:
         return kept
 
     def _search(
-        self, rule: Rule, patterns: Sequence[object], lines: list[str], record: Record
+        self, rule: Rule, patterns: Sequence[Pattern], lines: list[str], record: Record
     ) -> tuple[int, str, dict[str, str]] | None:
         for offset, text in enumerate(lines):
+            lowered = text.lower()
             for pattern in patterns:
-                lowered = text.lower()
-                if not any(literal in lowered for literal in pattern.literals):  # type: ignore[attr-defined]
+                if not any(literal in lowered for literal in pattern.literals):
                     continue
                 try:
-                    match = pattern.compiled.search(text, timeout=REGEX_TIMEOUT)  # type: ignore[attr-defined]
+                    match = pattern.compiled.search(text, timeout=REGEX_TIMEOUT)
                 except TimeoutError:
                     self.timeouts += 1
                     continue

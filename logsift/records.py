@@ -81,9 +81,6 @@ class Event:
     def line(self) -> int:
         return self.records[0].line
 
-    @property
-    def text(self) -> str:
-        return "\n".join(record.message for record in self.records)
 
 
 @dataclass(frozen=True, slots=True)

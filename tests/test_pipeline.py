@@ -28,3 +28,25 @@ def _document(path: Path, accelerate: bool) -> dict[str, object]:
 @pytest.mark.parametrize("path", FILES, ids=[f"{path.parent.name}/{path.name}" for path in FILES])
 def test_skipping_unflagged_lines_gives_the_same_report(path: Path) -> None:
     assert _document(path, accelerate=True) == _document(path, accelerate=False)
+
+
+def _counted_records(path: Path, accelerate: bool) -> int:
+    seen = 0
+
+    def counting():  # type: ignore[no-untyped-def]
+        nonlocal seen
+        for record in readers.read(io.BytesIO(path.read_bytes()), path.name):
+            seen += 1
+            yield record
+
+    analyze(counting(), RULES, MATCHER, accelerate=accelerate)
+    return seen
+
+
+def test_the_fast_path_really_skips_lines() -> None:
+    """Without this, the equality test above would pass with the fast path switched off."""
+    seed = FIXTURES / "seed-incident" / "journal.txt"
+    every = _counted_records(seed, accelerate=False)
+    fast = _counted_records(seed, accelerate=True)
+    assert every == len(seed.read_text().splitlines())
+    assert fast < every / 2
