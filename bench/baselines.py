@@ -25,7 +25,7 @@ class Export:
 
 def export_patterns(rules: Any, out: Path) -> Export:
     """regexes.txt (ERE, checked against each rule's sample messages) and literals.txt."""
-    from logsift.readers.text import TextReader
+    from logsift.read.text import TextReader
 
     out.mkdir(parents=True, exist_ok=True)
     converted: list[str] = []
@@ -59,7 +59,7 @@ def export_patterns(rules: Any, out: Path) -> Export:
 def _prefilter_literals(rules: Any) -> set[str]:
     """Everything the prefilter searches, the grouping markers ("traceback (most recent call
     last)", "systemd[1]:"...) included, when the find engine shows its table."""
-    from logsift.matching import Matcher
+    from logsift.match import Matcher
 
     owners = getattr(Matcher(rules, engine="find").prefilter, "owners", {})
     return {literal for literal in owners if isinstance(literal, str)}

@@ -170,13 +170,14 @@ def rendering(journal: Path, fmt: str, size: str) -> tuple[Path, int]:
 # A child process that only reads: records are built and dropped, nothing else runs.
 _READ_ONLY = """
 import sys
-from logsift import readers, sources
+from logsift import read as readers
+from logsift.read import selection, sources
 from logsift.records import ReadProblems
 problems = ReadProblems()
 if sys.argv[1] == "file":
     records = readers.read(open(sys.argv[2], "rb"), sys.argv[2], "auto", problems)
 else:
-    records = sources.journal_records(sources.select(files=sys.argv[2:]), problems, sys.argv[1])
+    records = sources.journal_records(selection.select(files=sys.argv[2:]), problems, sys.argv[1])
 for _ in records:
     pass
 """

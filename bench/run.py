@@ -246,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [generate.parse_size(part) for part in args.sizes.split(",") if part.strip()]
     command = "python bench/run.py" + ("" if argv is None and len(sys.argv) == 1 else " " + " ".join(argv if argv is not None else sys.argv[1:]))
 
-    from logsift.prefilter import hyperscan
     from logsift.rules import load_rules
+    from logsift.rules.prefilter import hyperscan
 
     info = machine()  # before the runs: the commit measured, not the one that landed meanwhile
     rules = load_rules()

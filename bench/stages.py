@@ -36,10 +36,11 @@ def stages(path: Path, rules: Any, engines: Sequence[str], runs: int) -> tuple[l
     """Cumulative stages of the pipeline, each timed on its own pass over the file."""
     import inspect
 
-    from logsift import pipeline, readers
-    from logsift.grouping import Grouper
-    from logsift.matching import Matcher
-    from logsift.readers.lines import iter_lines
+    from logsift import pipeline
+    from logsift import read as readers
+    from logsift.group import Grouper
+    from logsift.match import Matcher
+    from logsift.read.lines import iter_lines
 
     counts: dict[str, int] = {}
     accelerates = "accelerate" in inspect.signature(pipeline.analyze).parameters
@@ -130,7 +131,8 @@ def stages(path: Path, rules: Any, engines: Sequence[str], runs: int) -> tuple[l
 
 
 def profile(path: Path, rules: Any, top: int = 18) -> str:
-    from logsift import pipeline, readers
+    from logsift import pipeline
+    from logsift import read as readers
 
     profiler = cProfile.Profile()
     with open(path, "rb") as stream:

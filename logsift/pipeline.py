@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from logsift.diagnosis import Diagnoser, Diagnosis
-from logsift.grouping import GroupedEvent, Grouper
-from logsift.matching import Matched, Matcher
-from logsift.readers.text import ACCELERATION
+from logsift.group import GroupedEvent, Grouper
+from logsift.match import Matched, Matcher
+from logsift.read.text import ACCELERATION
 from logsift.records import Record
 from logsift.rules import RuleSet
 

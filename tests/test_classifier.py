@@ -14,16 +14,17 @@ pytest.importorskip("sklearn", reason="the learned fallback needs the ml extra: 
 import numpy as np  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from logsift.classifier import Model, ModelFallback, features, load_or_train, model_key, train  # noqa: E402
+from logsift.check.corpus import load_manifest  # noqa: E402
 from logsift.cli import main  # noqa: E402
-from logsift.evaluation import load_manifest  # noqa: E402
-from logsift.matching import Matcher  # noqa: E402
-from logsift.model_eval import generalisation, honesty, measurable  # noqa: E402
+from logsift.learn.classifier import Model, ModelFallback, features, load_or_train, model_key, train  # noqa: E402
+from logsift.learn.evaluation import generalisation, honesty, measurable  # noqa: E402
+from logsift.learn.training import NONE, default_fixture_dirs, model_text, needs_model, training_examples  # noqa: E402
+from logsift.match import Matcher  # noqa: E402
 from logsift.pipeline import Analysis, analyze  # noqa: E402
-from logsift.readers.text import TextReader  # noqa: E402
-from logsift.reporters import json_report, terminal  # noqa: E402
+from logsift.read.text import TextReader  # noqa: E402
+from logsift.report import json as json_report  # noqa: E402
+from logsift.report import terminal  # noqa: E402
 from logsift.rules import RuleSet, load_rules  # noqa: E402
-from logsift.training import NONE, default_fixture_dirs, model_text, needs_model, training_examples  # noqa: E402
 from tests.helpers import invoke  # noqa: E402
 
 RULES = load_rules()
@@ -127,7 +128,7 @@ def test_needs_model_ignores_healthy_lines() -> None:
 def test_vectors_and_logits_match_scikit_learn(model: Model) -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from logsift.classifier import _regression
+    from logsift.learn.classifier import _regression
 
     examples = training_examples(RULES, FIXTURES)
     texts = [example.text for example in examples]

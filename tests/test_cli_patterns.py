@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from logsift import regex_risk
+from logsift.rules import regex_risk
 from tests.helpers import ROOT, invoke
 
 # A small library of two rules, written into tmp_path so that exact output stays stable while
@@ -96,7 +96,7 @@ def test_top_level_help_lists_commands_without_importing_them() -> None:
     code = (
         "import sys; from logsift.cli import run; run(['--help']);"
         "mods = [m for m in ('logsift.cli.patterns', 'logsift.cli.explain', 'logsift.cli.eval',"
-        " 'logsift.validation', 'logsift.evaluation') if m in sys.modules];"
+        " 'logsift.check.library', 'logsift.check.corpus') if m in sys.modules];"
         "sys.stderr.write(repr(mods))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from logsift.clustering import WILDCARD, TemplateMiner
-from logsift.matching import Matcher
+from logsift.learn.clustering import WILDCARD, TemplateMiner
+from logsift.match import Matcher
 from logsift.pipeline import analyze
-from logsift.readers.text import TextReader
-from logsift.reporters.json_report import document
+from logsift.read.text import TextReader
+from logsift.report.json import document
 from logsift.rules import load_rules
 
 

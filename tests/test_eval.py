@@ -1,4 +1,4 @@
-"""`logsift eval` and logsift.evaluation: manifest, prediction, metrics, crashes, the real corpus."""
+"""`logsift eval` and logsift.check.corpus: manifest, prediction, metrics, crashes, the real corpus."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from logsift.evaluation import (
+from logsift.check.corpus import (
     CRASH,
     UNKNOWN,
     Case,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from logsift.grouping import group
-from logsift.readers.text import TextReader
+from logsift.group import group
+from logsift.read.text import TextReader
 from logsift.records import Event
 
 NOHIT: frozenset[int] = frozenset()

@@ -67,9 +67,9 @@ def test_no_model_imports_nothing_heavy(tmp_path: Path, unknown_failure: Path) -
 def test_cached_model_needs_numpy_not_scikit_learn(tmp_path_factory: pytest.TempPathFactory,
                                                    unknown_failure: Path) -> None:
     pytest.importorskip("sklearn", reason="training the model to cache needs the ml extra")
-    from logsift.classifier import load_or_train
+    from logsift.learn.classifier import load_or_train
+    from logsift.learn.training import default_fixture_dirs
     from logsift.rules import load_rules
-    from logsift.training import default_fixture_dirs
 
     cache = tmp_path_factory.getbasetemp() / "model-cache"  # shared with test_classifier
     _, _, path = load_or_train(load_rules(), default_fixture_dirs(), cache)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logsift.masking import MASKS, fingerprint, mask, strip_prefix
+from logsift.learn.masking import MASKS, fingerprint, mask, strip_prefix
 
 
 @pytest.mark.parametrize(

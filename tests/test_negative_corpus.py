@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from logsift import readers
+from logsift import read as readers
 from logsift.pipeline import Analysis, analyze
 from logsift.rules import load_rules
 

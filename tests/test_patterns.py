@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from logsift.matching import Matcher
+from logsift.check.samples import check_rule
+from logsift.match import Matcher
 from logsift.rules import load_rules
-from logsift.samples import check_rule
 
 RULES = load_rules()
 MATCHER = Matcher(RULES)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from logsift import readers
-from logsift.matching import Matcher
+from logsift import read as readers
+from logsift.match import Matcher
 from logsift.pipeline import analyze
-from logsift.reporters.json_report import document
+from logsift.report.json import document
 from logsift.rules import load_rules
 from tests.helpers import FIXTURES, SHARED
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logsift.prefilter import FindPrefilter, HyperscanPrefilter, hyperscan
+from logsift.rules.prefilter import FindPrefilter, HyperscanPrefilter, hyperscan
 
 PAIRS = [("not found", 1), ("error", 2), ("ünïcode", 3), ("nvcc", 1)]
 MESSAGES = [

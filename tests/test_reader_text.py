@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from logsift.readers import read
-from logsift.readers.lines import iter_lines
-from logsift.readers.text import TextReader
+from logsift.read import read
+from logsift.read.lines import iter_lines
+from logsift.read.text import TextReader
 
 MESSAGE = "sglang-k26.service: Main process exited, code=exited, status=1/FAILURE"
 VARIANTS = {

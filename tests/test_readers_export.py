@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from logsift import readers
+from logsift import read as readers
 from logsift.records import ReadProblems, Record
 from tests.journal_tools import export_entry
 

@@ -6,8 +6,8 @@ import io
 import json
 from typing import Any
 
-from logsift import readers
-from logsift.readers.json_reader import LINE_CAP, salvage
+from logsift import read as readers
+from logsift.read.json import LINE_CAP, salvage
 from logsift.records import ReadProblems, Record
 from tests.helpers import invoke
 

@@ -11,8 +11,9 @@ from typing import Iterator
 
 import pytest
 
-from logsift import readers, sources
+from logsift import read as readers
 from logsift.exceptions import InputError
+from logsift.read import selection, sources
 from logsift.records import ReadProblems, Record
 from tests.helpers import invoke, report
 from tests.journal_tools import (
@@ -69,7 +70,7 @@ def journalctl_cursors(journal: Path, *args: str) -> list[str]:
 
 def records(backend: str, **options: object) -> list[Record]:
     problems = ReadProblems()
-    got = list(sources.journal_records(sources.select(**options), problems, backend))  # type: ignore[arg-type]
+    got = list(sources.journal_records(selection.select(**options), problems, backend))  # type: ignore[arg-type]
     assert not problems.warnings()
     return got
 
@@ -169,7 +170,7 @@ def test_journal_options_and_files_do_not_mix(boots_journal: Path) -> None:
 
 def _without_binding(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "systemd", None)
-    monkeypatch.delitem(sys.modules, "logsift.readers.native", raising=False)
+    monkeypatch.delitem(sys.modules, "logsift.read.native", raising=False)
     monkeypatch.delattr(readers, "native", raising=False)
 
 
@@ -183,7 +184,7 @@ def test_without_systemd_python_journalctl_reads_the_file(boots_journal: Path, m
 
 def test_without_either_it_says_what_to_install(boots_journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _without_binding(monkeypatch)
-    monkeypatch.setattr("logsift.readers.journalctl.find_journalctl", lambda: None)
+    monkeypatch.setattr("logsift.read.journalctl.find_journalctl", lambda: None)
     code, out, err = invoke("--file", str(boots_journal))
     assert code == 2 and out == ""
     assert err.startswith("logsift: error: cannot read the journal: neither systemd-python nor journalctl")
@@ -201,4 +202,4 @@ def _no_local_journal() -> Iterator[Path]:
 def test_no_live_journal_is_one_clear_line(backend: str) -> None:
     code, _, err = invoke("-u", "sglang-k26", "--journal-reader", backend)
     assert code == 2
-    assert err == f"logsift: error: {sources.NO_JOURNAL}\n"
+    assert err == f"logsift: error: {selection.NO_JOURNAL}\n"

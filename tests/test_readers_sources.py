@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from logsift.exceptions import UsageError
-from logsift.sources import mangle_unit, parse_time, select
+from logsift.read.selection import mangle_unit, parse_time, select
 
 NOW = datetime(2026, 5, 25, 20, 0, tzinfo=UTC)
 

@@ -9,9 +9,9 @@ from typing import Any
 import click
 from tabulate import tabulate
 
+from logsift.check.corpus import Outcome, Report, evaluate, load_manifest, rule_predictor
 from logsift.cli.options import patterns_option, rules_from
-from logsift.evaluation import Outcome, Report, evaluate, load_manifest, rule_predictor
-from logsift.reporters.common import clip
+from logsift.report.common import clip
 from logsift.sanitize import redact, safe
 
 EVIDENCE_WIDTH = 100

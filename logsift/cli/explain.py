@@ -8,11 +8,12 @@ from typing import Any
 
 import click
 
-from logsift import explanation, readers
+from logsift import read as readers
+from logsift.check import explain as explanation
+from logsift.check.explain import EventExplanation, Explanation, LineOutsideEvents
 from logsift.cli.options import patterns_option, rules_from
-from logsift.explanation import EventExplanation, Explanation, LineOutsideEvents
 from logsift.records import Finding
-from logsift.reporters.common import clip
+from logsift.report.common import clip
 from logsift.sanitize import redact, safe
 
 MAX_EVENT_LINES = 60  # a longer event shows its head and tail: the exception is at the end

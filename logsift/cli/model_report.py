@@ -1,6 +1,6 @@
 """`logsift eval --model-only`: what the learned fallback adds, and how honest it is.
 
-Rendering only; the measuring is logsift.model_eval.
+Rendering only; the measuring is logsift.learn.evaluation.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from logsift.evaluation import Case
-from logsift.model_eval import ClassResult, ModelEvaluation, evaluate_model
+from logsift.check.corpus import Case
+from logsift.learn.evaluation import ClassResult, ModelEvaluation, evaluate_model
 from logsift.rules import RuleSet
 
 GENERALISATION_BAR = 0.70

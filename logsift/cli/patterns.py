@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
-from logsift import catalogue, readers
+from logsift import read as readers
+from logsift.check import catalogue
+from logsift.check.library import Trial, check_library, rule_id_for, trial
 from logsift.cli.options import patterns_option, rules_from
 from logsift.exceptions import UsageError
-from logsift.reporters.common import clip
+from logsift.report.common import clip
 from logsift.rules import Rule, default_pattern_dirs, load_rule
 from logsift.sanitize import safe
-from logsift.validation import Trial, check_library, rule_id_for, trial
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 

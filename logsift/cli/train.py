@@ -28,8 +28,8 @@ def train(cache_dir: Path | None, force: bool, output: str, pattern_dirs: tuple[
       logsift train
       logsift train --patterns /etc/logsift/patterns --format json
     """
-    from logsift.classifier import cache_dir as default_cache_dir
-    from logsift.classifier import load_or_train
+    from logsift.learn.classifier import cache_dir as default_cache_dir
+    from logsift.learn.classifier import load_or_train
 
     rules = rules_from(pattern_dirs)
     model, report, path = load_or_train(rules, directory=cache_dir, retrain=force)

@@ -10,12 +10,13 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from logsift import readers, sources
+from logsift import read as readers
 from logsift.cli.options import color_option, patterns_option, rules_from, use_color
 from logsift.exceptions import UsageError
 from logsift.pipeline import analyze
+from logsift.read import selection, sources
 from logsift.records import ReadProblems, Severity
-from logsift.reporters import REGISTRY as REPORTERS
+from logsift.report import REGISTRY as REPORTERS
 
 FAIL_ON = ("warning", "error", "critical")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -96,18 +97,18 @@ def triage(files: tuple[str, ...], output: str, input_format: str, fail_on: str,
     """
     if input_format != "auto" and input_format not in readers.REGISTRY:
         raise UsageError(f"unknown --input-format {input_format!r}; known: {', '.join(sorted(readers.REGISTRY))}")
-    selection = sources.select(files=journal.pop("journal_files"), **journal)
-    if not selection.wanted and "-" in (files or ("-",)) and sys.stdin.isatty():
+    chosen = selection.select(files=journal.pop("journal_files"), **journal)
+    if not chosen.wanted and "-" in (files or ("-",)) and sys.stdin.isatty():
         raise UsageError("no input: pipe a log in (journalctl -u UNIT | logsift), name files, or use -u UNIT")
     rules = rules_from(pattern_dirs)
     problems = ReadProblems()
     fallback = None
     if use_model is not False:
         # Cheap to build: the model is loaded (or trained) only when an event needs it.
-        from logsift.classifier import ModelFallback
+        from logsift.learn.classifier import ModelFallback
 
         fallback = ModelFallback(rules, threshold=model_threshold, required=use_model is True, notify=_notify)
-    analysis = analyze(sources.records(files, input_format, selection, problems, journal_reader), rules,
+    analysis = analyze(sources.records(files, input_format, chosen, problems, journal_reader), rules,
                        fallback=fallback)
     analysis = replace(analysis, warnings=tuple(problems.warnings()))
     REPORTERS[output](analysis, sys.stdout, use_color(color) if output == "terminal" else False)

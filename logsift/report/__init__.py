@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Callable, TextIO
 
 from logsift.pipeline import Analysis
-from logsift.reporters import json_report, table, terminal
+from logsift.report import json, table, terminal
 
 Reporter = Callable[[Analysis, TextIO, bool], None]
 
 REGISTRY: dict[str, Reporter] = {
     "terminal": terminal.render,
-    "json": json_report.render,
+    "json": json.render,
     "table": table.render,
 }

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Protocol, cast
 
 from logsift.exceptions import InputError
-from logsift.readers.export import read_export
-from logsift.readers.json_reader import garbage, read_json, read_json_pretty
-from logsift.readers.lines import iter_line_batches
-from logsift.readers.text import TextReader
-from logsift.readers.verbose import HEADER as VERBOSE_HEADER
-from logsift.readers.verbose import read_verbose
+from logsift.read.export import read_export
+from logsift.read.json import garbage, read_json, read_json_pretty
+from logsift.read.lines import iter_line_batches
+from logsift.read.text import TextReader
+from logsift.read.verbose import HEADER as VERBOSE_HEADER
+from logsift.read.verbose import read_verbose
 from logsift.records import ReadProblems, Record
 
 
@@ -179,7 +179,7 @@ class _Peeked:
 
 def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadProblems | None = None) -> Iterator[Record]:
     """Records from one input; `fmt` is a REGISTRY name or "auto". Skipped and cut records are
-    counted in `problems` (see logsift.sources for reading the journal itself)."""
+    counted in `problems` (see logsift.read.sources for reading the journal itself)."""
     head = stream.read(SNIFF)
     peeked = _Peeked(stream, head)
     if fmt == "auto":

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Protocol, Sequence
 
-from logsift.grouping import GroupedEvent
-from logsift.prefilter import Prefilter, build_prefilter
+from logsift.group import GroupedEvent
 from logsift.records import Event, Finding, Record
 from logsift.rules import Pattern, Rule, RuleSet
+from logsift.rules.prefilter import Prefilter, build_prefilter
 
 REGEX_TIMEOUT = 0.25
 # Lines that grouping must see even when no rule's literal occurs in them: the start of a

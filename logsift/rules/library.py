@@ -21,8 +21,8 @@ from typing import Any, Iterable, Mapping
 import regex
 
 from logsift.exceptions import RuleError
-from logsift.literals import required_literals
 from logsift.records import Severity
+from logsift.rules.literals import required_literals
 
 SIGNALS = ("ready",)
 _KEYS = {
@@ -149,8 +149,8 @@ def default_pattern_dirs() -> list[Path]:
     env = os.environ.get("LOGSIFT_PATTERNS")
     if env:
         return [Path(part) for part in env.split(os.pathsep) if part]
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "patterns", here / "patterns"):
+    package = Path(__file__).resolve().parents[1]  # logsift/
+    for candidate in (package.parent / "patterns", package / "patterns"):
         if candidate.is_dir():
             return [candidate]
     return []

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import BinaryIO, Iterator, cast
 
 from logsift.exceptions import InputError
-from logsift.readers.export import ExportReader
+from logsift.read.export import ExportReader
+from logsift.read.selection import NO_JOURNAL, Selection
 from logsift.records import ReadProblems, Record
-from logsift.sources import NO_JOURNAL, Selection
 
 PIPE_SIZE = 1 << 20  # a bigger pipe lets journalctl run ahead of the reader (PERFORMANCE.md)
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)

@@ -24,13 +24,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from logsift.masking import mask, strip_prefix
-from logsift.matching import Matched, Matcher
+from logsift.learn.masking import mask, strip_prefix
+from logsift.match import Matched, Matcher
 from logsift.pipeline import Counts, match_events
-from logsift.readers.text import TextReader
+from logsift.read.text import TextReader
 from logsift.records import Event, Finding
 from logsift.rules import Rule, RuleSet
-from logsift.samples import parse_samples
+from logsift.rules.samples import parse_samples
 
 NONE = "none"  # the label of lines that name no failure class
 MAX_CANDIDATES = 40  # per event: the first and last halves when there are more
@@ -266,8 +266,8 @@ def fixture_digest(fixture_dirs: Iterable[Path]) -> str:
 
 def default_fixture_dirs() -> list[Path]:
     """The checkout's scenario fixtures, when logsift runs from one."""
-    here = Path(__file__).resolve().parent
-    candidate = here.parent / "fixtures"
+    package = Path(__file__).resolve().parents[1]  # logsift/
+    candidate = package.parent / "fixtures"
     return [candidate] if candidate.is_dir() else []
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import BinaryIO, Iterable, Iterator
 
-from logsift.readers.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
-from logsift.readers.lines import TRUNCATED, iter_lines
-from logsift.readers.text import TextReader
+from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
+from logsift.read.lines import TRUNCATED, iter_lines
+from logsift.read.text import TextReader
 from logsift.records import ReadProblems, Record
 
 HEADER = re.compile(

@@ -1,6 +1,6 @@
 """What the learned fallback adds to the rules, and how it behaves on classes it never saw.
 
-Three measurements on a labelled corpus (logsift.evaluation's manifest and predictor parts):
+Three measurements on a labelled corpus (logsift.check.corpus's manifest and predictor parts):
 
 - **added**: top-1 accuracy of the rules alone, and of the rules with the model fallback.
 - **generalisation** (leave one class out, rules off, samples kept): for each class with a rule
@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from logsift import readers
-from logsift.classifier import ModelFallback, load_or_train
-from logsift.evaluation import UNKNOWN, Case, Outcome, Prediction, Predictor, Report, evaluate, predict
-from logsift.matching import Matcher
+from logsift import read as readers
+from logsift.check.corpus import UNKNOWN, Case, Outcome, Prediction, Predictor, Report, evaluate, predict
+from logsift.learn.classifier import ModelFallback, load_or_train
+from logsift.learn.training import weak
+from logsift.match import Matcher
 from logsift.pipeline import analyze
 from logsift.rules import RuleSet
-from logsift.training import weak
 
 Progress = Callable[[str], None]
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator
 
 from logsift.diagnosis import Diagnoser, Diagnosis
 from logsift.exceptions import UsageError
-from logsift.matching import REGEX_TIMEOUT, Fact, Matched, Matcher
+from logsift.match import REGEX_TIMEOUT, Fact, Matched, Matcher
 from logsift.pipeline import Counts, Fallback, match_events
 from logsift.records import Event, Finding, Record, Run, Severity
 from logsift.rules import RuleSet

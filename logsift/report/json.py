@@ -6,10 +6,10 @@ import json
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from logsift.clustering import TemplateMiner
+from logsift.learn.clustering import TemplateMiner
 from logsift.pipeline import Analysis
 from logsift.records import Finding
-from logsift.reporters.common import clip, describe, incident_dict, symptom
+from logsift.report.common import clip, describe, incident_dict, symptom
 from logsift.sanitize import redact
 
 VERSION = 1
@@ -17,7 +17,7 @@ VERSION = 1
 
 def unclassified_groups(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     """Failures no rule (nor the model) named, as templates: forty copies of one error, on any
-    run or host, are one entry with a count and the first example (logsift.clustering)."""
+    run or host, are one entry with a count and the first example (logsift.learn.clustering)."""
     miner = TemplateMiner()
     for finding in findings:
         miner.add(finding.text, finding.line, finding.record.host)

@@ -11,7 +11,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from logsift.rules import Rule, RuleSet
-from logsift.samples import parse_samples
+from logsift.rules.samples import parse_samples
 
 TABLE_HEADERS = ("id", "severity", "priority", "regexes", "samples", "title")
 

@@ -2,7 +2,7 @@
 
 TF-IDF over masked lines (words, word pairs, character 3-5-grams inside words) and a multinomial
 logistic regression, trained from the rule library's annotated samples and the scenario fixtures
-(logsift.training). scikit-learn is imported only to *train*; the fitted model is plain arrays
+(logsift.learn.training). scikit-learn is imported only to *train*; the fitted model is plain arrays
 (vocabulary, idf, coefficients, the training vectors) applied here with numpy, so a run that
 finds the model in its cache never imports scikit-learn, and a run that never meets an unclaimed
 failure imports neither.
@@ -44,10 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from logsift import __version__
 from logsift.exceptions import ModelUnavailable
-from logsift.matching import Matched
-from logsift.records import Finding
-from logsift.rules import RuleSet
-from logsift.training import (
+from logsift.learn.training import (
     NONE,
     Example,
     candidate_lines,
@@ -57,6 +54,9 @@ from logsift.training import (
     needs_model,
     training_examples,
 )
+from logsift.match import Matched
+from logsift.records import Finding
+from logsift.rules import RuleSet
 
 if TYPE_CHECKING:
     import numpy as np
@@ -524,7 +524,7 @@ def model_key(rules: RuleSet, fixture_dirs: Sequence[Path], exclude: Iterable[st
 @cache
 def _code_digest() -> str:
     hasher = hashlib.sha256()
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # the whole logsift package
     for path in sorted(package.rglob("*.py")):
         hasher.update(str(path.relative_to(package)).encode("utf-8") + b"\0")
         hasher.update(path.read_bytes())

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from logsift import readers
+from logsift import read as readers
 from logsift.exceptions import InputError
-from logsift.matching import Matcher
+from logsift.match import Matcher
 from logsift.pipeline import Analysis, Fallback, analyze
 from logsift.records import Finding
 from logsift.rules import RuleSet

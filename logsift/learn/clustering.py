@@ -5,7 +5,7 @@ of tokens, then by the first few tokens, to a short list of clusters (here only 
 leads the way by default: in an error line it is the exception's type, and the second is often
 its varying subject, "KeyError: 'rope_scaling'"); the most similar cluster
 takes the line when enough tokens agree position by position, and the tokens that differ
-become `<*>`. Lines are masked first (logsift.masking), so numbers, paths and ids never split
+become `<*>`. Lines are masked first (logsift.learn.masking), so numbers, paths and ids never split
 a group. Memory is bounded: at most `max_clusters` clusters (the least recently matched one
 is dropped), `max_children` branches per tree node, and long lines are cut to `max_tokens`.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from logsift.masking import mask, strip_prefix
+from logsift.learn.masking import mask, strip_prefix
 
 WILDCARD = "<*>"
 

@@ -18,9 +18,9 @@ import json
 import re
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from logsift.readers.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, cap_message, entry_record
-from logsift.readers.lines import TRUNCATED, raw_lines
-from logsift.readers.text import TextReader
+from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, cap_message, entry_record
+from logsift.read.lines import TRUNCATED, raw_lines
+from logsift.read.text import TextReader
 from logsift.records import ReadProblems, Record
 
 try:  # orjson parses journal JSON about 2x faster; optional (the `fast` extra)

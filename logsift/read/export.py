@@ -19,7 +19,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO, Iterator, Mapping
 
-from logsift.readers.lines import MAX_LINE, TRUNCATED
+from logsift.read.lines import MAX_LINE, TRUNCATED
 from logsift.records import ReadProblems, Record
 from logsift.sanitize import strip_ansi
 

@@ -1,7 +1,7 @@
 """Native journal files and the live journal, through systemd-python (`pip install
 'logsift[journal]'`, which compiles against libsystemd: `apt-get install libsystemd-dev
 pkg-config`). This module is imported only when a journal is read, so logsift runs without it;
-logsift.sources falls back to `journalctl -o export` (logsift.readers.journalctl).
+logsift.read.sources falls back to `journalctl -o export` (logsift.read.journalctl).
 
 Filters follow journalctl's semantics so that both paths select the same entries:
 `-u UNIT` also takes PID 1's lines about the unit (`_PID=1` + `UNIT=`), coredumps of it and
@@ -19,10 +19,10 @@ from typing import Any, Iterator
 from systemd import _reader  # the low-level reader: no per-field conversion, 2-5x faster
 
 from logsift.exceptions import InputError
-from logsift.readers.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
-from logsift.readers.lines import TRUNCATED
+from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
+from logsift.read.lines import TRUNCATED
+from logsift.read.selection import NO_JOURNAL, Selection, mangle_unit
 from logsift.records import ReadProblems, Record
-from logsift.sources import NO_JOURNAL, Selection, mangle_unit
 
 LOCAL_ONLY = 1  # SD_JOURNAL_LOCAL_ONLY, what journalctl opens by default
 _COREDUMP = "fc2e22bc6ee647b6b90729ab34a250b1"

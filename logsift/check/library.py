@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from logsift import regex_risk, samples
+from logsift.check import samples
 from logsift.exceptions import RuleError, UsageError
-from logsift.matching import REGEX_TIMEOUT, Matcher
+from logsift.match import REGEX_TIMEOUT, Matcher
 from logsift.records import Record
-from logsift.rules import Pattern, Rule, RuleSet, default_pattern_dirs, load_rule
+from logsift.rules import Pattern, Rule, RuleSet, default_pattern_dirs, load_rule, regex_risk
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TOML_LINE = re.compile(r"\(at line (\d+)")

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Sequence
 
-from logsift import lifecycle
-from logsift.lifecycle import Lifecycle
-from logsift.matching import Fact, Matched
+from logsift.diagnosis import lifecycle
+from logsift.diagnosis.lifecycle import Lifecycle
+from logsift.match import Fact, Matched
 from logsift.records import Finding, Incident, Record, Run, Severity
 from logsift.rules import RuleSet
 

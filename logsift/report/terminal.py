@@ -13,8 +13,8 @@ from tabulate import tabulate
 
 from logsift.pipeline import Analysis
 from logsift.records import Incident, Run
-from logsift.reporters.common import describe
-from logsift.reporters.table import HEADERS, rows
+from logsift.report.common import describe
+from logsift.report.table import HEADERS, rows
 from logsift.sanitize import safe
 
 WIDTH = 100
