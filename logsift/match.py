@@ -112,7 +112,9 @@ class Matcher:
                 else:
                     found = self._search(rule, rule.context, lines, record)
                     if found is not None:
-                        facts.append(Fact(rule.id, found[0], found[1], found[2]))
+                        # Facts are only shown: their line is the one a person looks up.
+                        shown = found[0] if record.entry is None else record.entry
+                        facts.append(Fact(rule.id, shown, found[1], found[2]))
         for number in sorted(fallbacks):
             rule = self.rules.rules[number]
             if rule.id in findings:

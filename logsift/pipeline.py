@@ -1,25 +1,57 @@
 """The stages wired together: source -> Record -> Event -> Finding -> Incident.
 
 Batch mode and follow mode use the same stage functions; batch mode just reaches the end.
+A `Pipeline` is made before its source is opened, so that the source's text readers can be
+given `Pipeline.skipping` and leave lines that cannot matter unparsed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Callable, Iterable, Iterator
 
 from logsift.diagnosis import Diagnoser, Diagnosis
 from logsift.group import GroupedEvent, Grouper
 from logsift.match import Matched, Matcher
-from logsift.read.text import ACCELERATION
+from logsift.read.text import Skipping
 from logsift.records import Record
 from logsift.rules import RuleSet
 
 
 @dataclass
 class Counts:
+    """What went through the pipeline: input lines (skipped ones included), the records parsed
+    (journal entries), events, and the units, hosts and time window the records name."""
+
     lines: int = 0
     events: int = 0
+    entries: int = 0
+    units: set[str] = field(default_factory=set)
+    hosts: set[str] = field(default_factory=set)
+    first: datetime | None = None
+    last: datetime | None = None
+    prioritized: int = 0  # records that carry a syslog priority (structured input)
+
+    def see(self, record: Record) -> None:
+        self.entries += 1
+        end = record.line + record.lines - 1
+        if end > self.lines:
+            self.lines = end
+        if record.unit is not None:
+            self.units.add(record.unit)
+        if record.host is not None:
+            self.hosts.add(record.host)
+        if record.priority is not None:
+            self.prioritized += 1
+        if record.timestamp is not None:
+            self.widen(record.timestamp)
+
+    def widen(self, stamp: datetime) -> None:
+        if self.first is None or stamp < self.first:
+            self.first = stamp
+        if self.last is None or stamp > self.last:
+            self.last = stamp
 
 
 @dataclass(frozen=True)
@@ -28,7 +60,6 @@ class Analysis:
     counts: Counts
     rules: RuleSet
     regex_timeouts: int = 0
-    warnings: tuple[str, ...] = ()  # what the readers skipped or cut, one sentence each
 
 
 # A second opinion for events that no rule claimed (the learned fallback): takes a matched
@@ -36,74 +67,97 @@ class Analysis:
 Fallback = Callable[[Matched], Matched]
 
 
-class _Acceleration:
-    """What the text reader needs to skip lines that cannot matter (see TextReader.read)."""
+class _Skipping:
+    """What the text readers need to skip lines that cannot matter (read.text.Skipping)."""
 
-    def __init__(self, matcher: Matcher, grouper: Grouper) -> None:
-        self.used = False
+    def __init__(self, matcher: Matcher, grouper: Grouper, counts: Counts) -> None:
+        self._counts = counts
+        self.used = False  # read by Matcher.annotate: scan records one by one while a reader skips
         self.lines = 0  # lines the text readers went through, skipped ones included
         self._scan = matcher.prefilter.scan
         self._grouper = grouper
 
     def flagged(self, batch: list[str]) -> list[bool]:
+        self.used = True
         self.lines += len(batch)
         return [bool(hits) for hits in self._scan(batch)]
 
     def busy(self) -> bool:
         return bool(self._grouper.open)
 
+    def span(self, first: datetime | None, last: datetime | None) -> None:
+        for stamp in (first, last):
+            if stamp is not None:
+                self._counts.widen(stamp)
 
-def match_events(
-    matcher: Matcher,
-    records: Iterable[Record],
-    counts: Counts,
-    fallback: Fallback | None = None,
-    accelerate: bool = True,
-) -> Iterator[Matched]:
-    """Records in, matched events out: the prefilter, grouping, rule and fallback stages.
+
+class Pipeline:
+    """One pass over one input: prefilter, grouping, rules, the fallback, diagnosis.
 
     Text readers skip unflagged lines while no event is open; an unflagged line could only have
     continued an open event, so the events (and so the diagnosis) are the same as when every
-    line is parsed. The records they do yield are annotated one by one, so that `busy` is
+    line is parsed. The records they do yield are grouped one by one, so that `busy` is
     current when the reader asks.
     """
-    grouper = Grouper()
-    acceleration = _Acceleration(matcher, grouper)
-    token = ACCELERATION.set(acceleration if accelerate else None)
 
-    def counted() -> Iterator[Record]:
-        for record in records:
-            end = record.line + record.lines - 1
-            if end > counts.lines:
-                counts.lines = end
-            yield record
+    def __init__(self, rules: RuleSet, matcher: Matcher | None = None, fallback: Fallback | None = None,
+                 skip: bool = True, counts: Counts | None = None) -> None:
+        self.rules = rules
+        self.matcher = matcher or Matcher(rules)
+        self.fallback = fallback
+        self.grouper = Grouper()
+        self.counts = counts if counts is not None else Counts()
+        self._skipping = _Skipping(self.matcher, self.grouper, self.counts)
+        # Give this to the source's readers; None when every line must be parsed.
+        self.skipping: _Skipping | None = self._skipping if skip else None
 
-    def finish(grouped: GroupedEvent) -> Matched:
-        counts.events += 1
-        matched = matcher.match(grouped)
-        return fallback(matched) if fallback is not None else matched
+    def events(self, records: Iterable[Record]) -> Iterator[Matched]:
+        """Records in, matched events out, in order of their first line."""
+        counts = self.counts
 
-    try:
-        for record, hits in matcher.annotate(counted(), adaptive=acceleration):
-            for grouped in grouper.feed(record, hits):
-                yield finish(grouped)
-        for grouped in grouper.flush():
-            yield finish(grouped)
-        counts.lines = max(counts.lines, acceleration.lines)
-    finally:
-        ACCELERATION.reset(token)
+        def counted() -> Iterator[Record]:
+            for record in records:
+                counts.see(record)
+                yield record
+
+        for record, hits in self.matcher.annotate(counted(), adaptive=self._skipping):
+            for grouped in self.grouper.feed(record, hits):
+                yield self._finish(grouped)
+        for grouped in self.grouper.flush():
+            yield self._finish(grouped)
+        counts.lines = max(counts.lines, self._skipping.lines)
+
+    def analyze(self, records: Iterable[Record]) -> Analysis:
+        diagnoser = Diagnoser(self.rules)
+        for matched in self.events(records):
+            diagnoser.feed(matched)
+        return Analysis(diagnoser.finish(), self.counts, self.rules, self.matcher.timeouts)
+
+    def _finish(self, grouped: GroupedEvent) -> Matched:
+        self.counts.events += 1
+        matched = self.matcher.match(grouped)
+        return self.fallback(matched) if self.fallback is not None else matched
 
 
-def analyze(
-    records: Iterable[Record],
-    rules: RuleSet,
-    matcher: Matcher | None = None,
-    fallback: Fallback | None = None,
-    accelerate: bool = True,
-) -> Analysis:
-    matcher = matcher or Matcher(rules)
-    counts = Counts()
-    diagnoser = Diagnoser(rules)
-    for matched in match_events(matcher, records, counts, fallback, accelerate):
-        diagnoser.feed(matched)
-    return Analysis(diagnoser.finish(), counts, rules, matcher.timeouts)
+def match_events(matcher: Matcher, records: Iterable[Record], counts: Counts | None = None,
+                 fallback: Fallback | None = None) -> Iterator[Matched]:
+    """Matched events of records that were parsed in full (samples, training, explain)."""
+    return Pipeline(matcher.rules, matcher, fallback, skip=False, counts=counts).events(records)
+
+
+def analyze(records: Iterable[Record], rules: RuleSet, matcher: Matcher | None = None,
+            fallback: Fallback | None = None) -> Analysis:
+    """The diagnosis of records that were parsed in full."""
+    return Pipeline(rules, matcher, fallback, skip=False).analyze(records)
+
+
+# Opens the input given what its text readers may skip (None: parse every line).
+Source = Callable[[Skipping | None], Iterable[Record]]
+
+
+def analyze_source(source: Source, rules: RuleSet, matcher: Matcher | None = None,
+                   fallback: Fallback | None = None, skip: bool = True) -> Analysis:
+    """The diagnosis of an input that is opened once the pipeline exists, so that its text
+    readers can leave lines that cannot matter unparsed (what `logsift FILE` does)."""
+    pipeline = Pipeline(rules, matcher, fallback, skip)
+    return pipeline.analyze(source(pipeline.skipping))

@@ -6,9 +6,22 @@ All are frozen, slotted dataclasses; stages are functions over iterators of them
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Mapping
+
+
+class SinceBoot(datetime):
+    """A time known only as seconds since boot (`journalctl -o short-monotonic`): differences
+    between such times mean something (time to failure), the date (1970) does not. Reports show
+    it as an offset from boot."""
+
+    @property
+    def seconds(self) -> float:
+        return self.timestamp()
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class Severity(IntEnum):
@@ -32,8 +45,11 @@ class Severity(IntEnum):
 class Record:
     """One journal entry (or one line of a plain log), as a reader understood it.
 
-    `line` is the 1-based number of the entry's first line in the input as given;
-    `lines` how many input lines the entry spans (continuation lines of a multi-line MESSAGE).
+    `line` is the 1-based number of the entry's first line in the input as given (for a
+    journal read natively, its position in the selection: it orders records, nothing more);
+    `lines` how many input lines the entry spans (continuation lines of a multi-line MESSAGE);
+    `entry` the journal's own sequence number of the entry, when read from journal files
+    (stable whatever the selection, so it is what reports show for journals).
     """
 
     line: int
@@ -50,6 +66,12 @@ class Record:
     source: str = "-"
     lines: int = 1
     fields: Mapping[str, str] | None = None
+    entry: int | None = None
+
+    @property
+    def number(self) -> int:
+        """What a person is shown: the input line, or the journal's entry number."""
+        return self.entry if self.entry is not None else self.line
 
     @property
     def stream(self) -> tuple[str | None, str | None, int | None]:
@@ -105,6 +127,12 @@ class Finding:
             if record.line <= self.line < record.line + record.lines:
                 return record
         return self.event.first
+
+    @property
+    def number(self) -> int:
+        """The line shown for this finding: the input line, or the journal entry's number."""
+        record = self.record
+        return record.entry if record.entry is not None else self.line
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,9 @@ from logsift.learn.training import NONE, default_fixture_dirs, model_text, needs
 from logsift.match import Matcher  # noqa: E402
 from logsift.pipeline import Analysis, analyze  # noqa: E402
 from logsift.read.text import TextReader  # noqa: E402
-from logsift.report import json as json_report  # noqa: E402
 from logsift.report import terminal  # noqa: E402
+from logsift.report.common import RenderOptions  # noqa: E402
+from logsift.report.document import Report  # noqa: E402
 from logsift.rules import RuleSet, load_rules  # noqa: E402
 from tests.helpers import invoke  # noqa: E402
 
@@ -204,13 +205,13 @@ def test_model_names_a_class_whose_rule_is_off(model: Model) -> None:
     assert root is not None
     assert (root.rule_id, root.source, root.line) == ("cuda.out-of-memory", "model", 5)
     assert model.threshold <= root.confidence <= 1.0
-    described = json_report.document(analysis)["incidents"][0]["root_cause"]
+    described = Report.from_analysis(analysis).to_dict()["incidents"][0]["root_cause"]
     assert described["suggestion"] is True and described["source"] == "model"
-    assert json_report.document(analysis)["unclassified"] == []
+    assert Report.from_analysis(analysis).to_dict()["unclassified"] == []
     import io
 
     out = io.StringIO()
-    terminal.render(analysis, out)
+    terminal.render(Report.from_analysis(analysis), out, RenderOptions())
     assert f"suggested by the model (confidence {root.confidence:.2f})" in out.getvalue()
 
 
@@ -220,7 +221,7 @@ def test_model_abstains_on_what_it_never_saw(model: Model) -> None:
     root = analysis.diagnosis.incidents[0].root_cause
     assert root is not None and root.rule_id == "python.unclassified-traceback" and root.source == "rule"
     assert fallback.consulted == 1 and fallback.named == 0
-    assert json_report.document(analysis)["unclassified"][0]["example"] == _UNKNOWN[-1]
+    assert Report.from_analysis(analysis).to_dict()["unclassified"][0]["example"] == _UNKNOWN[-1]
 
 
 def test_threshold_option_makes_it_abstain(model: Model) -> None:

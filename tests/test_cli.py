@@ -45,9 +45,12 @@ def test_missing_file(tmp_path: Path) -> None:
     assert "nope.log: no such file" in err
 
 
-def test_directory_is_refused(tmp_path: Path) -> None:
-    code, _, err = invoke(str(tmp_path))
-    _one_line_error(code, err)
+def test_a_directory_without_journal_files_reads_nothing_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "host-a").mkdir()
+    for args in ([str(tmp_path)], ["-D", str(tmp_path)]):
+        code, out, err = invoke(*args)
+        assert code == 0 and "Nothing was read" in out
+        assert f"logsift: note: read nothing: no journal files in {tmp_path}" in err
 
 
 def test_binary_garbage(tmp_path: Path) -> None:
@@ -77,7 +80,11 @@ def test_broken_rule_directory(tmp_path: Path) -> None:
     area = tmp_path / "site"
     area.mkdir()
     (area / "broken.toml").write_text('title = "x"\nseverity = "loud"\npriority = 5\nexplanation = ""\n[[match]]\nregex = "boom"\n')
-    code, _, err = invoke("--patterns", str(tmp_path), SEED)
+    code, out, err = invoke("--patterns", str(tmp_path), SEED)
+    assert code == 1 and "Incident 1: sglang-k26.service" in out, "one bad site rule must not take triage down"
+    [warning] = [line for line in err.splitlines() if "warning" in line]
+    assert "skipped a site rule" in warning and "broken.toml:2" in warning and "severity" in warning
+    code, _, err = invoke("--strict-patterns", "--patterns", str(tmp_path), SEED)
     _one_line_error(code, err)
     assert "broken.toml:2" in err and "severity" in err
 
@@ -86,9 +93,11 @@ def test_bad_regex_in_rule(tmp_path: Path) -> None:
     area = tmp_path / "site"
     area.mkdir()
     (area / "bad.toml").write_text('title = "x"\nseverity = "error"\npriority = 5\nexplanation = ""\n\n[[match]]\nregex = "(unclosed"\n')
-    code, _, err = invoke("--patterns", str(tmp_path), SEED)
+    code, _, err = invoke("--strict-patterns", "--patterns", str(tmp_path), SEED)
     _one_line_error(code, err)
     assert "bad.toml:7" in err and "compile" in err
+    code, _, err = invoke("--patterns", str(tmp_path), SEED)
+    assert code == 1 and "bad.toml:7" in err and "warning" in err
 
 
 def test_user_rule_directory_adds_a_class(tmp_path: Path) -> None:

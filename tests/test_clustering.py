@@ -6,7 +6,7 @@ from logsift.learn.clustering import WILDCARD, TemplateMiner
 from logsift.match import Matcher
 from logsift.pipeline import analyze
 from logsift.read.text import TextReader
-from logsift.report.json import document
+from logsift.report.document import Report
 from logsift.rules import load_rules
 
 
@@ -77,7 +77,7 @@ def test_json_unclassified_groups_runs_and_hosts() -> None:
     rules = load_rules()
     records = TextReader("test", year=2026).read(_journal(6, ["gpu-node-1", "gpu-node-2"]))
     analysis = analyze(records, rules, Matcher(rules))
-    unclassified = document(analysis)["unclassified"]
+    unclassified = Report.from_analysis(analysis).to_dict()["unclassified"]
     assert len(unclassified) == 1
     entry = unclassified[0]
     assert set(entry) >= {"template", "count", "example", "line"}

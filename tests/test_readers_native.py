@@ -161,9 +161,16 @@ def test_b_takes_an_optional_value_as_journalctl_does(boots_journal: Path) -> No
     assert code == 2 and "no boot -7 in the journal" in err or "Data from the specified boot" in err
 
 
+def test_unit_on_text_files_selects_incidents() -> None:
+    code, out, _ = invoke("-u", "nosuch", str(SEED / "journal.txt"))
+    assert code == 0 and "No incidents." in out
+    code, out, _ = invoke("-u", "sglang-k26", str(SEED / "journal.txt"))
+    assert code == 1 and "Incident 1: sglang-k26.service" in out
+
+
 def test_journal_options_and_files_do_not_mix(boots_journal: Path) -> None:
-    code, _, err = invoke("-u", "x", str(SEED / "journal.txt"))
-    assert code == 2 and "cannot be combined with journal options" in err
+    code, _, err = invoke("--file", str(boots_journal), str(SEED / "journal.txt"))
+    assert code == 2 and "cannot be combined with --file" in err
     code, _, err = invoke("--file", str(boots_journal), "--since", "yesterday-ish")
     assert code == 2 and err.startswith("logsift: error: --since 'yesterday-ish': not a time")
 

@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Sequence
 from logsift import read as readers
 from logsift.exceptions import InputError
 from logsift.match import Matcher
-from logsift.pipeline import Analysis, Fallback, analyze
+from logsift.pipeline import Analysis, Fallback, analyze_source
 from logsift.records import Finding
 from logsift.rules import RuleSet
 
@@ -148,7 +148,7 @@ def analyze_file(path: Path, rules: RuleSet, matcher: Matcher | None = None,
     """The normal pipeline on one file, its format detected as `logsift FILE` does."""
     stream = readers.open_input(str(path))
     try:
-        return analyze(readers.read(stream, str(path)), rules, matcher, fallback)
+        return analyze_source(lambda skipping: readers.read(stream, str(path), skipping=skipping), rules, matcher, fallback)
     finally:
         stream.close()
 

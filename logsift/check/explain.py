@@ -87,7 +87,7 @@ def explain(records: Iterable[Record], rules: RuleSet, line: int | None = None,
     diagnoser = Diagnoser(rules)  # as in pipeline.analyze, but keeping the events
     events: list[Matched] = []
     seen: list[Record] = []
-    for matched in match_events(matcher, _watch(records, line, seen), counts, fallback, accelerate=False):
+    for matched in match_events(matcher, _watch(records, line, seen), counts, fallback):
         diagnoser.feed(matched)
         events.append(matched)
     diagnosis = diagnoser.finish()

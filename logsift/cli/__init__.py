@@ -7,6 +7,7 @@ so `logsift --help` imports none of them and stays fast.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -25,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "explain": "logsift.cli.explain:explain",
     "eval": "logsift.cli.eval:eval_command",
     "train": "logsift.cli.train:train",
+    "schema": "logsift.cli.schema:schema_command",
+    "completion": "logsift.cli.completion:completion",
 }
 
 
@@ -43,13 +46,38 @@ class LogsiftGroup(click.Group):
         return command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in COMMANDS and args[0] not in ("--help", "-h", "--version"):
+            _refuse_mistyped_command(args[0])
         if not args or (args[0] not in COMMANDS and args[0] not in ("--help", "-h", "--version")):
             args = [DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Triage is the default command: its options are the ones people look for first.
+        triage = self.get_command(ctx, DEFAULT_COMMAND)
+        assert triage is not None
+        with click.Context(triage, info_name="logsift", parent=None) as triage_ctx:
+            records = [record for param in triage.get_params(triage_ctx)
+                       if (record := param.get_help_record(triage_ctx)) is not None]
+        with formatter.section("Options (of triage, the default command)"):
+            formatter.write_dl(records)
+        self.format_commands(ctx, formatter)
+        formatter.write_paragraph()
+        formatter.write_text("`logsift COMMAND --help` shows a command's own options; "
+                             "`logsift completion bash|zsh|fish` prints shell completion.")
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, _SUMMARIES.get(name, "")) for name in sorted(COMMANDS)])
+
+
+def _refuse_mistyped_command(word: str) -> None:
+    """`logsift pattern list`: a word that is no file but close to a command name is a typo."""
+    if word.startswith("-") or "/" in word or "." in word or os.path.exists(word):
+        return
+    close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.6)
+    if close:
+        raise click.UsageError(f"no such command or file {word!r}; did you mean `logsift {close[0]}`?")
 
 
 _SUMMARIES = {
@@ -58,6 +86,8 @@ _SUMMARIES = {
     "explain": "Why an event got its class: rules tried, matched, excluded.",
     "eval": "Measure accuracy on a labelled corpus (manifest.tsv).",
     "train": "Train and cache the model that names failures no rule matches.",
+    "schema": "Print the JSON Schema of `-o json` (the contract, version 1).",
+    "completion": "Print the shell completion script: logsift completion bash|zsh|fish.",
 }
 
 
@@ -69,7 +99,8 @@ def main() -> None:
     \b
       journalctl -u sglang-k26 | logsift
       logsift app.log other.log
-      logsift --format json < journal.txt
+      logsift -u sglang-k26 -b
+      logsift -o json < journal.txt
 
     Exit status: 0 no incident, 1 incidents found, 2 usage or input error.
     """

@@ -32,14 +32,20 @@ def color_option(function: F) -> F:
         type=click.Choice(["auto", "always", "never"]),
         default="auto",
         show_default=True,
-        help="Colour the terminal report; auto: only on a terminal and when NO_COLOR is unset.",
+        help="Colour the terminal report; auto: on a terminal (not TERM=dumb), unless NO_COLOR is set; FORCE_COLOR forces it.",
     )(function)
 
 
 def use_color(choice: str, stream: Any = None) -> bool:
+    """--color always/never decide; else NO_COLOR (set and not empty) turns colour off,
+    FORCE_COLOR (set, not empty, not 0) on, TERM=dumb off; else colour only on a terminal."""
     if choice == "always":
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0", "false"):
+        return True
+    if os.environ.get("TERM") == "dumb":
         return False
     stream = stream or sys.stdout
     return bool(getattr(stream, "isatty", lambda: False)())

@@ -75,6 +75,7 @@ class Diagnosis:
     runs: tuple[Run, ...]  # every run that failed, had findings, or resolved an incident
     unclassified: tuple[Finding, ...]
     quiet_runs: int = 0  # runs that came and went without a word worth keeping
+    units: tuple[str, ...] = ()  # every unit that had a run, quiet ones included
 
     @property
     def run_count(self) -> int:
@@ -370,7 +371,9 @@ class Diagnoser:
             (Noted(entry[0], host, unit, entry[1], entry[2]) for (host, unit, _), entry in noted.items()),
             key=lambda item: item.finding.line,
         )
-        return Diagnosis(tuple(incidents), tuple(findings), tuple(all_runs), tuple(unclassified), self.quiet_runs)
+        units = tuple(sorted({unit for _, unit in self.order if unit is not None}))
+        return Diagnosis(tuple(incidents), tuple(findings), tuple(all_runs), tuple(unclassified), self.quiet_runs,
+                         units)
 
     def _outcome(self, run: _Run) -> str:
         if run.explicit_failure:

@@ -25,7 +25,7 @@ from logsift.check.corpus import UNKNOWN, Case, Outcome, Prediction, Predictor, 
 from logsift.learn.classifier import ModelFallback, load_or_train
 from logsift.learn.training import weak
 from logsift.match import Matcher
-from logsift.pipeline import analyze
+from logsift.pipeline import analyze_source
 from logsift.rules import RuleSet
 
 Progress = Callable[[str], None]
@@ -39,7 +39,8 @@ def model_predictor(active: RuleSet, catalogue: RuleSet, fallback: ModelFallback
     def predictor(path: Path) -> Prediction:
         stream = readers.open_input(str(path))
         try:
-            return predict(analyze(readers.read(stream, str(path)), catalogue, matcher, fallback))
+            return predict(analyze_source(lambda skipping: readers.read(stream, str(path), skipping=skipping),
+                                          catalogue, matcher, fallback))
         finally:
             stream.close()
 

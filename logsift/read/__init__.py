@@ -16,24 +16,28 @@ from logsift.exceptions import InputError
 from logsift.read.export import read_export
 from logsift.read.json import garbage, read_json, read_json_pretty
 from logsift.read.lines import iter_line_batches
-from logsift.read.text import TextReader
+from logsift.read.text import Skipping, TextReader
 from logsift.read.verbose import HEADER as VERBOSE_HEADER
 from logsift.read.verbose import read_verbose
 from logsift.records import ReadProblems, Record
 
 
 class Reader(Protocol):
-    """Bytes in, Records out; records it had to skip or cut are counted in `problems`."""
+    """Bytes in, Records out; records it had to skip or cut are counted in `problems`. A reader
+    may leave lines that `skipping` says cannot matter unparsed (the text reader does)."""
 
-    def __call__(self, stream: BinaryIO, source: str, problems: ReadProblems | None = None, /) -> Iterator[Record]: ...
+    def __call__(self, stream: BinaryIO, source: str, problems: ReadProblems | None = None, /,
+                 skipping: Skipping | None = None) -> Iterator[Record]: ...
 
 
 JOURNAL_MAGIC = b"LPKSHHRH"
 SNIFF = 64 * 1024
 
 
-def read_text(stream: BinaryIO, source: str, problems: ReadProblems | None = None) -> Iterator[Record]:
-    return TextReader(source).read_batches(iter_line_batches(cast(BinaryIO, _Denoised(stream, source, problems))))
+def read_text(stream: BinaryIO, source: str, problems: ReadProblems | None = None,
+              skipping: Skipping | None = None) -> Iterator[Record]:
+    batches = iter_line_batches(cast(BinaryIO, _Denoised(stream, source, problems)))
+    return TextReader(source).read_batches(batches, skipping=skipping)
 
 
 class _Denoised:
@@ -177,9 +181,11 @@ class _Peeked:
         return self._stream.read(size)
 
 
-def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadProblems | None = None) -> Iterator[Record]:
+def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadProblems | None = None,
+         skipping: Skipping | None = None) -> Iterator[Record]:
     """Records from one input; `fmt` is a REGISTRY name or "auto". Skipped and cut records are
-    counted in `problems` (see logsift.read.sources for reading the journal itself)."""
+    counted in `problems` (see logsift.read.sources for reading the journal itself); with
+    `skipping`, lines that cannot matter may be left unparsed."""
     head = stream.read(SNIFF)
     peeked = _Peeked(stream, head)
     if fmt == "auto":
@@ -196,7 +202,7 @@ def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadP
     reader = REGISTRY.get(fmt)
     if reader is None:
         raise InputError(f"unknown input format {fmt!r}; known: {', '.join(sorted(REGISTRY))}")
-    return reader(peeked, source, problems)  # type: ignore[arg-type]
+    return reader(peeked, source, problems, skipping=skipping)  # type: ignore[arg-type]
 
 
 def open_input(path: str) -> BinaryIO:

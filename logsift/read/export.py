@@ -45,12 +45,32 @@ def journal_time(usec: str | None) -> datetime | None:
         return None
 
 
-def entry_record(fields: Mapping[str, str], message: str, line: int, source: str, lines: int = 1) -> Record:
+def sequence_number(fields: Mapping[str, str]) -> int | None:
+    """The journal's sequence number of an entry: `__SEQNUM` (systemd 254+), else the `i=` part
+    of its cursor (`s=...;i=1a2b;b=...`). Stable whatever the filters of the reader."""
+    text = fields.get("__SEQNUM")
+    if text and text.isascii() and text.isdigit():
+        return int(text)
+    cursor = fields.get("__CURSOR") or ""
+    start = cursor.find(";i=")
+    if start < 0:
+        return None
+    end = cursor.find(";", start + 3)
+    try:
+        return int(cursor[start + 3:end if end >= 0 else None], 16)
+    except ValueError:
+        return None
+
+
+def entry_record(fields: Mapping[str, str], message: str, line: int, source: str, lines: int = 1,
+                 numbered: bool = False) -> Record:
     """The Record of one journal entry, from its fields (MESSAGE given apart, already decoded).
 
     Mirrors what journalctl shows: the identifier is SYSLOG_IDENTIFIER (else _COMM), the time
     _SOURCE_REALTIME_TIMESTAMP (else __REALTIME_TIMESTAMP). PID 1 logs about a unit with `UNIT=`
     and `INVOCATION_ID=` (its own _SYSTEMD_UNIT is init.scope), so those name the unit and run.
+    `numbered`: the entry comes from journal files, so its sequence number is what reports show
+    (Record.entry).
     """
     get = fields.get
     pid_text = get("_PID") or ""
@@ -79,6 +99,7 @@ def entry_record(fields: Mapping[str, str], message: str, line: int, source: str
         source=source,
         lines=lines,
         fields=fields,
+        entry=sequence_number(fields) if numbered else None,
     )
 
 
@@ -300,5 +321,7 @@ class _Skip:
 _SKIPPED = _Skip()
 
 
-def read_export(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
+def read_export(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None,
+                skipping: object = None) -> Iterator[Record]:
+    # Structured entries are parsed whole: `skipping` is for the text reader.
     return ExportReader(source, problems).read(stream)

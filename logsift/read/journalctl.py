@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterator, cast
 
 from logsift.exceptions import InputError
-from logsift.read.export import ExportReader
-from logsift.read.selection import NO_JOURNAL, Selection
+from logsift.read.export import ExportReader, sequence_number
+from logsift.read.selection import JOURNAL_DEPTH, NO_JOURNAL, Selection, journal_files
 from logsift.records import ReadProblems, Record
 
 PIPE_SIZE = 1 << 20  # a bigger pipe lets journalctl run ahead of the reader (PERFORMANCE.md)
@@ -32,7 +32,8 @@ def command(selection: Selection, journalctl: str = "journalctl") -> list[str]:
     argv = [journalctl, "--output=export", "--all", "--no-pager"]
     argv.extend(f"--file={path}" for path in selection.files)
     if selection.directory:
-        argv.append(f"--directory={selection.directory}")
+        # journalctl -D looks only one level of machine-id folders deep; name every file instead
+        argv.extend(f"--file={path}" for path in journal_files(selection.directory))
     argv.extend(f"--unit={unit}" for unit in selection.units)
     if selection.since_usec is not None:
         argv.append(f"--since=@{selection.since_usec / 1e6:.6f}")
@@ -72,6 +73,8 @@ def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
     source = selection.source
     if not selection.files and not selection.directory and not _local_journal_files():
         raise InputError(NO_JOURNAL)  # journalctl -o export would print nothing and exit 0
+    if selection.directory and not journal_files(selection.directory):
+        raise InputError(f"no journal files in {selection.directory} (looked {JOURNAL_DEPTH} folders deep)")
     with tempfile.TemporaryFile() as errors:
         # stderr to a file, not a pipe: a chatty journalctl must not block while we read stdout.
         child = subprocess.Popen(command(selection, program), stdout=subprocess.PIPE, stderr=errors,
@@ -86,7 +89,7 @@ def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
                 if boot is not None and record.boot != boot:
                     line += 1  # journalctl -o short prints "-- Boot ... --" here
                 boot = record.boot
-                yield replace(record, line=line)
+                yield replace(record, line=line, entry=sequence_number(record.fields or {}))
                 line += record.lines
             status = child.wait()
         finally:

@@ -234,9 +234,13 @@ def garbage(text: str) -> bool:
     return bad > 2 and bad > len(head) // 10
 
 
-def read_json(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
+def read_json(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None,
+              skipping: object = None) -> Iterator[Record]:
+    # Structured entries are parsed whole: `skipping` is for the text reader.
     return JsonReader(source, problems).read_lines(raw_lines(stream, LINE_CAP))
 
 
-def read_json_pretty(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
+def read_json_pretty(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None,
+                     skipping: object = None) -> Iterator[Record]:
+    # Structured entries are parsed whole: `skipping` is for the text reader.
     return JsonReader(source, problems).read_pretty(raw_lines(stream, LINE_CAP))

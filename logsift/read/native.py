@@ -21,7 +21,7 @@ from systemd import _reader  # the low-level reader: no per-field conversion, 2-
 from logsift.exceptions import InputError
 from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
 from logsift.read.lines import TRUNCATED
-from logsift.read.selection import NO_JOURNAL, Selection, mangle_unit
+from logsift.read.selection import JOURNAL_DEPTH, NO_JOURNAL, Selection, journal_files, mangle_unit
 from logsift.records import ReadProblems, Record
 
 LOCAL_ONLY = 1  # SD_JOURNAL_LOCAL_ONLY, what journalctl opens by default
@@ -32,7 +32,10 @@ _VERIFY = " (a damaged or cut journal file? check it: journalctl --file PATH --v
 def open_journal(selection: Selection) -> Any:
     try:
         if selection.directory:
-            return _reader._Reader(0, selection.directory)
+            files = journal_files(selection.directory)
+            if not files:
+                raise InputError(f"no journal files in {selection.directory} (looked {JOURNAL_DEPTH} folders deep)")
+            return _reader._Reader(0, None, list(files))
         if selection.files:
             return _reader._Reader(0, None, list(selection.files))
         return _reader._Reader(LOCAL_ONLY)
@@ -163,7 +166,7 @@ def _record(journal: Any, raw: dict[str, Any], realtime: int, source: str, line:
     fields["__CURSOR"] = journal._get_cursor()
     fields["__REALTIME_TIMESTAMP"] = str(realtime)
     text = _message(message, problems, f"{source}:{line}")
-    return entry_record(fields, text, line, source, text.count("\n") + 1)
+    return entry_record(fields, text, line, source, text.count("\n") + 1, numbered=True)
 
 
 def _message(value: bytes | list[bytes], problems: ReadProblems, where: str) -> str:

@@ -57,6 +57,24 @@ class Selection:
                     or self.until_usec is not None or self.boot is not None or self.after_cursor)
 
 
+JOURNAL_DEPTH = 4  # host subfolders, machine-id folders below them, and one more level
+
+
+def journal_files(directory: str) -> tuple[str, ...]:
+    """The journal files under `directory`, at any depth up to JOURNAL_DEPTH: journalctl -D looks
+    only in the directory and its machine-id subfolders, but copies from a fleet are often kept
+    as one folder per host (`DIR/gpu-node-07/system.journal`)."""
+    found: list[str] = []
+    root = os.path.abspath(directory)
+    for path, folders, names in os.walk(root):
+        depth = path[len(root):].count(os.sep)
+        if depth >= JOURNAL_DEPTH:
+            folders[:] = []
+        folders.sort()
+        found.extend(os.path.join(path, name) for name in sorted(names) if name.endswith((".journal", ".journal~")))
+    return tuple(found)
+
+
 def mangle_unit(name: str) -> str:
     """`sglang-k26` -> `sglang-k26.service`, as journalctl does; globs are left alone."""
     if any(char in name for char in "*?[") or name.endswith(UNIT_TYPES):
@@ -116,6 +134,11 @@ def parse_time(text: str, option: str = "--since", now: datetime | None = None) 
     if stamp is None:
         raise UsageError(f"{option} {text!r}: not a time; use e.g. '2026-05-25 20:11:00', '-1h', 'today' or '@1779739862'")
     return round((stamp - _EPOCH).total_seconds() * 1e6)
+
+
+def from_usec(usec: int) -> datetime:
+    """Microseconds since the epoch as an aware UTC datetime."""
+    return _EPOCH + timedelta(microseconds=usec)
 
 
 def _absolute(value: str, now: datetime) -> datetime | None:

@@ -13,11 +13,14 @@ in which nothing at all could be read is an InputError.
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterable, Iterator
+import os
+import stat
+from typing import BinaryIO, Iterable, Iterator, Protocol, cast
 
 from logsift import read as readers
 from logsift.exceptions import InputError, UsageError
 from logsift.read.selection import Selection
+from logsift.read.text import Skipping
 from logsift.records import ReadProblems, Record
 
 BACKENDS = ("auto", "python", "journalctl")
@@ -41,7 +44,39 @@ def journal_records(selection: Selection, problems: ReadProblems, backend: str =
     return read_journalctl(selection, problems)
 
 
-def file_records(paths: Iterable[str], fmt: str, problems: ReadProblems, backend: str = "auto") -> Iterator[Record]:
+class Progress(Protocol):
+    """Told how far the reading of byte streams has come (a progress bar, say)."""
+
+    def start(self, name: str, total: int | None) -> None: ...
+
+    def advance(self, size: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class _Counted:
+    """A byte stream that tells `progress` how much of it has been read."""
+
+    def __init__(self, stream: BinaryIO, progress: Progress) -> None:
+        self.stream = stream
+        self.progress = progress
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        self.progress.advance(len(data))
+        return data
+
+
+def _size(stream: BinaryIO) -> int | None:
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def file_records(paths: Iterable[str], fmt: str, problems: ReadProblems, backend: str = "auto",
+                 skipping: Skipping | None = None, progress: Progress | None = None) -> Iterator[Record]:
     """Records of FILE arguments ("-" is stdin), each in its own (detected) format."""
     for path in paths:
         stream: BinaryIO = readers.open_input(path)
@@ -50,14 +85,21 @@ def file_records(paths: Iterable[str], fmt: str, problems: ReadProblems, backend
                 stream.close()
                 yield from journal_records(Selection(files=(path,)), problems, backend)
                 continue
-            yield from readers.read(stream, path, fmt, problems)
+            counted = stream
+            if progress is not None:
+                progress.start(path, _size(stream))
+                counted = cast(BinaryIO, _Counted(stream, progress))
+            yield from readers.read(counted, path, fmt, problems, skipping)
         finally:
+            if progress is not None:
+                progress.finish()
             if path != "-":
                 stream.close()
 
 
 def records(paths: Iterable[str], fmt: str, selection: Selection, problems: ReadProblems,
-            backend: str = "auto") -> Iterator[Record]:
+            backend: str = "auto", skipping: Skipping | None = None,
+            progress: Progress | None = None) -> Iterator[Record]:
     """Every record the command line names; bad ones counted in `problems`. Raises InputError
     at the end when nothing at all could be read but something was skipped (pure garbage)."""
     paths = tuple(paths)
@@ -68,7 +110,7 @@ def records(paths: Iterable[str], fmt: str, selection: Selection, problems: Read
                              "journalctl -u UNIT -b | logsift")
         source = journal_records(selection, problems, backend)
     else:
-        source = file_records(paths or ("-",), fmt, problems, backend)
+        source = file_records(paths or ("-",), fmt, problems, backend, skipping, progress)
     count = 0
     for record in source:
         count += 1

@@ -9,9 +9,8 @@ indented right after a journal entry is a continuation line of that entry's mult
 from __future__ import annotations
 
 import re
-from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Iterable, Iterator, Protocol
 
 from logsift.records import Record
 from logsift.sanitize import strip_ansi
@@ -49,19 +48,21 @@ _SYSTEMD_WORDING = re.compile(
 BATCH = 2048
 
 
-class Acceleration(Protocol):
-    """Lets the consumer skip parsing: see TextReader.read."""
+class Skipping(Protocol):
+    """What a consumer of records tells a text reader so that it can leave lines unparsed.
 
-    used: bool
+    `flagged(batch)`: for each raw line of a batch, whether it could matter (a prefilter hit);
+    `busy()`: whether the consumer wants every line now (an event is open and unflagged lines
+    may continue it). The pipeline gives one (`Pipeline.skipping`); see TextReader.read_batches.
+    """
 
     def flagged(self, batch: list[str]) -> list[bool]: ...
 
     def busy(self) -> bool: ...
 
-
-# Set by the pipeline while it consumes records, so that every TextReader it reads from (several
-# files, chained) skips unflagged lines, whoever created the reader.
-ACCELERATION: ContextVar[Acceleration | None] = ContextVar("logsift_text_acceleration", default=None)
+    def span(self, first: datetime | None, last: datetime | None) -> None:
+        """Told at the end the times of the first and last entries skipped, so that the time
+        window read is known although most lines were never parsed."""
 
 
 def _batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -92,32 +93,28 @@ class TextReader:
         self,
         lines: Iterable[str],
         first_line: int = 1,
-        flagged: Callable[[list[str]], list[bool]] | None = None,
-        busy: Callable[[], bool] | None = None,
+        skipping: Skipping | None = None,
     ) -> Iterator[Record]:
-        return self.read_batches(_batches(lines, BATCH), first_line, flagged, busy)
+        return self.read_batches(_batches(lines, BATCH), first_line, skipping)
 
     def read_batches(
         self,
         batches: Iterable[list[str]],
         first_line: int = 1,
-        flagged: Callable[[list[str]], list[bool]] | None = None,
-        busy: Callable[[], bool] | None = None,
+        skipping: Skipping | None = None,
     ) -> Iterator[Record]:
-        """Records from lines. With `flagged` (a prefilter over raw lines, called per batch)
-        and `busy` (whether a consumer still wants every line), an entry whose lines are not
-        flagged is skipped unparsed while the consumer is not busy: most healthy lines then cost
-        one prefilter pass and no parsing. Each record is yielded before the next entry is
-        looked at, so `busy` sees the consumer's state after the previous record.
+        """Records from lines. With `skipping`, an entry whose lines are not flagged is skipped
+        unparsed while the consumer is not busy: most healthy lines then cost one prefilter pass
+        and no parsing. Each record is yielded before the next entry is looked at, so `busy`
+        sees the consumer's state after the previous record.
         """
-        if flagged is None and busy is None:
-            acceleration = ACCELERATION.get()
-            if acceleration is not None:
-                acceleration.used = True
-                flagged, busy = acceleration.flagged, acceleration.busy
+        flagged = skipping.flagged if skipping is not None else None
+        busy = skipping.busy if skipping is not None else None
         pending: Record | None = None
         continuation: list[str] = []
         skipped: tuple[str, int] | None = None  # the unparsed first line of a skipped entry
+        first_skipped: str | None = None
+        last_skipped: str | None = None
         number = first_line - 1
         for batch in batches:
             marks = flagged(batch) if flagged is not None else None
@@ -147,6 +144,9 @@ class TextReader:
                         continue
                 if marks is not None and not marks[index] and not (busy is not None and busy()):
                     skipped = (line, number)
+                    if first_skipped is None:
+                        first_skipped = line
+                    last_skipped = line
                     continue
                 match = self._prefix(line)
                 if match is not None:
@@ -156,6 +156,12 @@ class TextReader:
         if pending is not None:
             yield self._finish(pending, continuation)
         self.lines = number
+        if skipping is not None and last_skipped is not None:
+            skipping.span(self._time_of(first_skipped), self._time_of(last_skipped))
+
+    def _time_of(self, line: str | None) -> datetime | None:
+        match = self._prefix(line) if line is not None else None
+        return self._timestamp(match) if match is not None else None
 
     def _prefix(self, line: str) -> re.Match[str] | None:
         for index, (_name, pattern) in enumerate(self.order):

@@ -140,5 +140,7 @@ class _Entry:
         self.fields[self.name] += "\n" + text
 
 
-def read_verbose(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None) -> Iterator[Record]:
+def read_verbose(stream: BinaryIO, source: str = "-", problems: ReadProblems | None = None,
+                 skipping: object = None) -> Iterator[Record]:
+    # Structured entries are parsed whole: `skipping` is for the text reader.
     return VerboseReader(source, problems).read(iter_lines(stream))

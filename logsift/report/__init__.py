@@ -1,15 +1,16 @@
-"""Reporters turn an Analysis into text for people or programs. One module each; `REGISTRY`
-maps the `--format` name to the function. Adding a format is one module plus one line here.
+"""Reporters turn a Report into text for people or programs. One module each; `REGISTRY` maps
+the `-o/--output` name to the function. Adding a format is one module plus one line here.
 """
 
 from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from logsift.pipeline import Analysis
 from logsift.report import json, table, terminal
+from logsift.report.common import RenderOptions
+from logsift.report.document import Report
 
-Reporter = Callable[[Analysis, TextIO, bool], None]
+Reporter = Callable[[Report, TextIO, RenderOptions], None]
 
 REGISTRY: dict[str, Reporter] = {
     "terminal": terminal.render,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Iterable
 
-from logsift.records import Finding, Incident, Run
+from logsift.records import Finding, Incident, Record, Run, SinceBoot
 from logsift.rules import Rule, RuleSet
 from logsift.sanitize import redact
 
@@ -13,12 +14,55 @@ from logsift.sanitize import redact
 MAX_TEXT = 500
 
 
+@dataclass(frozen=True)
+class RenderOptions:
+    """How a reporter should render: colour, the width to fit (terminal), the time zone."""
+
+    color: bool = False
+    width: int = 100
+    utc: bool = False  # times in UTC; else in local time (TZ), as journalctl shows them
+
+    def clock(self, value: datetime | None, zone: bool = True) -> str:
+        """A time as a person reads it: in the report's zone, named; or its offset from boot."""
+        if value is None:
+            return "?"
+        if isinstance(value, SinceBoot):
+            return f"{value.seconds:.3f}s after boot"
+        local = value.astimezone(UTC) if self.utc else value.astimezone()
+        return local.strftime("%Y-%m-%d %H:%M:%S %Z" if zone else "%Y-%m-%d %H:%M:%S").strip()
+
+
 def clip(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
 def timestamp(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    """A wall-clock time in ISO 8601, in UTC; None for times known only since boot."""
+    if value is None or isinstance(value, SinceBoot):
+        return None
+    return value.astimezone(UTC).isoformat()
+
+
+def since_boot(value: datetime | None) -> float | None:
+    return round(value.seconds, 6) if isinstance(value, SinceBoot) else None
+
+
+def evidence(record: Record, line: int, text: str, unit: str | None = None) -> dict[str, Any]:
+    """One evidence line with what it takes to find it again in the journal; `unit` is the
+    unit of the run it belongs to, when the line itself does not say."""
+    return {
+        "line": line,
+        "text": clip(redact(text)),
+        "source": record.source if record.source != "-" else None,
+        "timestamp": timestamp(record.timestamp),
+        "host": record.host,
+        "unit": record.unit or unit,
+        "identifier": record.identifier,
+        "pid": record.pid,
+        "cursor": record.cursor,
+        "invocation": record.invocation,
+        "entry": record.entry,
+    }
 
 
 def fields_for(finding: Finding, unit: str | None) -> dict[str, str]:
@@ -31,19 +75,17 @@ def describe(finding: Finding, rules: RuleSet, unit: str | None) -> dict[str, An
     """The JSON contract's root_cause object (text not yet made terminal-safe)."""
     rule: Rule | None = rules.by_id.get(finding.rule_id)
     fields = fields_for(finding, unit)
-    evidence = [{"line": finding.line, "text": clip(redact(finding.text))}]
-    source = finding.record.source
-    evidence.extend({"line": line, "text": clip(redact(text))} for line, text in finding.context)
-    if source != "-":
-        for item in evidence:
-            item["source"] = source
+    record = finding.record
+    lines = [evidence(record, finding.number, finding.text, unit)]
+    # Context lines ([[context]] values) come from elsewhere in the run: only line and text.
+    lines.extend({**evidence(record, line, text, unit), **dict.fromkeys(_RECORD_KEYS)} for line, text in finding.context)
     described: dict[str, Any] = {
         "class": finding.rule_id,
         "title": rule.render(rule.title, fields) if rule else finding.rule_id,
         "severity": finding.severity.label,
         "source": finding.source,
         "confidence": round(finding.confidence, 3),
-        "evidence": evidence,
+        "evidence": lines,
         "fields": {key: value for key, value in fields.items() if key in finding.fields},
         "explanation": rule.render(rule.explanation, fields) if rule else "",
         "remediation": [rule.render(text, fields) for text in rule.remediation] if rule else [],
@@ -55,8 +97,11 @@ def describe(finding: Finding, rules: RuleSet, unit: str | None) -> dict[str, An
     return described
 
 
+_RECORD_KEYS = ("timestamp", "identifier", "pid", "cursor", "invocation", "entry")
+
+
 def symptom(finding: Finding) -> dict[str, Any]:
-    return {"class": finding.rule_id, "line": finding.line, "text": clip(redact(finding.text))}
+    return {"class": finding.rule_id, "line": finding.number, "text": clip(redact(finding.text))}
 
 
 def symptoms(findings: Iterable[Finding]) -> list[dict[str, Any]]:
@@ -76,6 +121,10 @@ def run_dict(run: Run, rules: RuleSet) -> dict[str, Any]:
     return {
         "started": timestamp(run.started),
         "ended": timestamp(run.ended),
+        "started_since_boot_s": since_boot(run.started),
+        "ended_since_boot_s": since_boot(run.ended),
+        "host": run.host,
+        "unit": run.unit,
         "outcome": run.outcome,
         "exit": run.exit,
         "result": run.result,

@@ -1,4 +1,4 @@
-"""`--format table`: one row per failed run, for a quick look or a ticket."""
+"""`-o table`: one row per run of each incident, for a quick look or a ticket."""
 
 from __future__ import annotations
 
@@ -6,15 +6,16 @@ from typing import TextIO
 
 from tabulate import tabulate
 
-from logsift.pipeline import Analysis
+from logsift.report.common import RenderOptions
+from logsift.report.document import Report
 from logsift.sanitize import safe
 
 HEADERS = ("incident", "unit", "host", "run", "started", "outcome", "after", "root cause", "line")
 
 
-def rows(analysis: Analysis) -> list[tuple[object, ...]]:
+def rows(report: Report, options: RenderOptions) -> list[tuple[object, ...]]:
     table: list[tuple[object, ...]] = []
-    for number, incident in enumerate(analysis.diagnosis.incidents, 1):
+    for number, incident in enumerate(report.incidents, 1):
         for run_number, run in enumerate(incident.runs, 1):
             root = run.root_cause
             ttf = run.time_to_failure
@@ -23,17 +24,17 @@ def rows(analysis: Analysis) -> list[tuple[object, ...]]:
                 safe(incident.unit or "-"),
                 safe(incident.host or "-"),
                 run_number,
-                run.started.strftime("%Y-%m-%d %H:%M:%S") if run.started else "-",
+                options.clock(run.started, zone=False) if run.started else "-",
                 run.outcome,
                 f"{ttf:.0f}s" if ttf is not None else "-",
                 root.rule_id if root else "-",
-                root.line if root else "-",
+                root.number if root else "-",
             ))
     return table
 
 
-def render(analysis: Analysis, out: TextIO, color: bool = False) -> None:
-    table = rows(analysis)
+def render(report: Report, out: TextIO, options: RenderOptions) -> None:
+    table = rows(report, options)
     if not table:
         out.write("no incidents\n")
         return

@@ -1,23 +1,32 @@
 """The report a person reads at 3 a.m.: per incident, what failed, which line is the cause,
-what it means here, what to do and what not to do; then a summary table.
+what it means here, what to do and what not to do, and the command that shows the context;
+then a summary table.
+
+It fits the terminal: prose is wrapped to the width, never inside `inline code` or a command
+(no break at hyphens either, so `--tensor-parallel-size` stays whole); evidence lines are cut
+to the width with the cut marked. The same cause on several hosts is one block naming them.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 import textwrap
-from datetime import datetime
+from dataclasses import dataclass
 from typing import TextIO
 
 import click
 from tabulate import tabulate
 
-from logsift.pipeline import Analysis
-from logsift.records import Incident, Run
-from logsift.report.common import describe
+from logsift.records import Finding, Incident, Run
+from logsift.report.common import RenderOptions
+from logsift.report.document import Origin, Report
 from logsift.report.table import HEADERS, rows
 from logsift.sanitize import safe
 
-WIDTH = 100
+_CODE = re.compile(r"`[^`\n]*`")
+_KEEP = "\0"  # stands for a space that must not break a line (no NUL survives `safe`)
+CUT = " ... "
 
 
 class _Style:
@@ -28,136 +37,266 @@ class _Style:
         return click.style(text, **style) if self.color else text  # type: ignore[arg-type]
 
 
-def _clock(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "?"
-
-
-def _wrap(text: str, indent: str) -> list[str]:
+def wrap(text: str, width: int, indent: str, first: str | None = None) -> list[str]:
+    """Paragraphs of prose wrapped to `width`; `code spans` and words are never broken."""
     lines: list[str] = []
     for paragraph in text.split("\n\n"):
         flat = " ".join(paragraph.split())
-        if flat:
-            lines.extend(textwrap.wrap(flat, WIDTH, initial_indent=indent, subsequent_indent=indent))
+        if not flat:
+            continue
+        kept = _CODE.sub(lambda match: match.group().replace(" ", _KEEP), flat)
+        start = first if first is not None and not lines else indent
+        wrapped = textwrap.wrap(kept, max(width, len(indent) + 20), initial_indent=start, subsequent_indent=indent,
+                                break_long_words=False, break_on_hyphens=False)
+        lines.extend(line.replace(_KEEP, " ") for line in wrapped)
     return lines
 
 
-EVIDENCE_WIDTH = 160
-
-
-def _one_line(text: str, width: int) -> str:
-    # Elide the middle: long lines are long because of paths, and errors sit at the end.
+def cut(text: str, width: int) -> str:
+    """One line of log text in `width` characters: the middle elided (long lines are long
+    because of paths, and errors sit at the end), the cut marked."""
     text = safe(text).strip()
+    width = max(width, 30)
     if len(text) <= width:
         return text
     head = width // 3
-    return text[:head] + " ... " + text[len(text) - (width - head - 5):]
+    return text[:head] + CUT + text[len(text) - (width - head - len(CUT)):]
 
 
-def _run_lines(number: int, run: Run) -> list[str]:
-    started = _clock(run.started) if run.started else f"line {run.first_line}"
-    if not run.failed:
-        return [f"  run {number}  {started}  {run.outcome}"]
-    ttf = run.time_to_failure
-    after = f" after {ttf:.0f}s" if ttf is not None else ""
-    exit_text = f" ({run.exit or run.result})" if (run.exit or run.result) else ""
-    if run.root_cause is None:
-        return [f"  run {number}  {started}  failed{after}{exit_text}: cause not found"]
-    return [
-        f"  run {number}  {started}  failed{after}{exit_text}: {run.root_cause.rule_id}"
-        + (f" (suggested by the model, {run.root_cause.confidence:.2f})" if run.root_cause.source == "model" else ""),
-        f"         line {run.root_cause.line}: {_one_line(run.root_cause.text, EVIDENCE_WIDTH - 20)}",
-    ]
+@dataclass(frozen=True)
+class _Block:
+    """One incident, or the same cause on several hosts (fleet roll-up)."""
+
+    incidents: tuple[Incident, ...]
+
+    @property
+    def first(self) -> Incident:
+        return self.incidents[0]
+
+
+def blocks(report: Report) -> list[_Block]:
+    """Incidents of one unit with the same root cause on several hosts fold into one block."""
+    groups: list[list[Incident]] = []
+    for incident in report.incidents:
+        root = incident.root_cause
+        group = None
+        if root is not None and incident.host is not None:
+            group = next((group for group in groups
+                          if group[0].unit == incident.unit and group[0].host is not None
+                          and (cause := group[0].root_cause) is not None and cause.rule_id == root.rule_id
+                          and all(other.host != incident.host for other in group)), None)
+        if group is None:
+            groups.append([incident])
+        else:
+            group.append(incident)
+    return [_Block(tuple(group)) for group in groups]
+
+
+class _Writer:
+    def __init__(self, report: Report, options: RenderOptions) -> None:
+        self.report = report
+        self.options = options
+        self.width = options.width
+        self.style = _Style(options.color)
+        self.lines: list[str] = []
+
+    def add(self, *lines: str) -> None:
+        self.lines.extend(lines)
+
+    # -- one block --------------------------------------------------------------------------
+
+    def block(self, number: int, block: _Block) -> None:
+        if len(block.incidents) == 1:
+            self.incident_header(number, block.first)
+        else:
+            self.fleet_header(number, block)
+        incident = block.incidents[-1] if len(block.incidents) > 1 else block.first
+        root = incident.root_cause
+        self.add("")
+        if root is None:
+            self.add(*wrap("Root cause: not found in these lines; read the whole run (the command below).",
+                           self.width, "  "))
+            self.context(incident)
+            return
+        self.root_cause(incident, root, len(block.incidents) > 1)
+        self.context(incident)
+
+    def incident_header(self, number: int, incident: Incident) -> None:
+        style, clock = self.style, self.options.clock
+        unit = safe(incident.unit or "(unit unknown)")
+        host = f" on {safe(incident.host)}" if incident.host else ""
+        failed = len(incident.failed_runs)
+        title = f"Incident {number}: {unit}{host}, {failed} failed run{'s' if failed != 1 else ''}, "
+        self.add(style(title, bold=True) + self.state(incident))
+        if incident.first_seen is not None or incident.last_seen is not None:
+            self.add(f"  {clock(incident.first_seen)} -> {clock(incident.last_seen)}")
+        if len(incident.runs) > 1:
+            for index, run in enumerate(incident.runs, 1):
+                self.run_lines(index, run)
+
+    def fleet_header(self, number: int, block: _Block) -> None:
+        first = block.first
+        hosts = [safe(incident.host or "?") for incident in block.incidents]
+        root = first.root_cause
+        cause = root.rule_id if root else "?"
+        self.add(self.style(f"Incident {number}: {safe(first.unit or '(unit unknown)')} on {len(hosts)} hosts, "
+                            f"same cause: {cause}", bold=True))
+        self.add(*wrap("hosts: " + ", ".join(hosts), self.width, "    ", "  "))
+        table = []
+        for incident in block.incidents:
+            failed = incident.failed_runs
+            ttf = [run.time_to_failure for run in failed if run.time_to_failure is not None]
+            table.append((
+                safe(incident.host or "?"), len(incident.runs), len(failed),
+                self.options.clock(incident.first_seen), f"{sum(ttf) / len(ttf):.0f}s" if ttf else "-",
+                self.state(incident, plain=True),
+            ))
+        body = tabulate(table, headers=("host", "runs", "failed", "first failure", "mean time to failure", "state"),
+                        tablefmt="simple")
+        self.add(*("  " + line for line in body.splitlines()))
+
+    def state(self, incident: Incident, plain: bool = False) -> str:
+        if incident.resolved:
+            text = f"RESOLVED at {self.options.clock(incident.resolved_at)}"
+            return text if plain else self.style(text, fg="green", bold=True)
+        return "UNRESOLVED" if plain else self.style("UNRESOLVED", fg="red", bold=True)
+
+    def run_lines(self, number: int, run: Run) -> None:
+        started = self.options.clock(run.started) if run.started else f"line {run.first_line}"
+        if not run.failed:
+            self.add(f"  run {number}  {started}  {run.outcome}")
+            return
+        ttf = run.time_to_failure
+        after = f" after {ttf:.0f}s" if ttf is not None else ""
+        exit_text = f" ({safe(run.exit or run.result or '')})" if (run.exit or run.result) else ""
+        root = run.root_cause
+        if root is None:
+            self.add(f"  run {number}  {started}  failed{after}{exit_text}: cause not found")
+            return
+        model = f" (suggested by the model, {root.confidence:.2f})" if root.source == "model" else ""
+        self.add(f"  run {number}  {started}  failed{after}{exit_text}: {root.rule_id}{model}")
+        prefix = f"         line {root.number}: "
+        self.add(prefix + cut(root.text, self.width - len(prefix)))
+
+    def root_cause(self, incident: Incident, root: Finding, fleet: bool) -> None:
+        style = self.style
+        described = self.report.describe(root, incident.unit)
+        which = " (latest failed run)" if len(incident.failed_runs) > 1 else ""
+        if fleet:
+            which += f" (as on {safe(incident.host or '?')})"
+        severity = style(described["severity"].upper(), fg="red" if described["severity"] == "critical" else "yellow",
+                         bold=True)
+        self.add(f"  {style('Root cause' + which, bold=True)}: {safe(described['title'])}  "
+                 f"[{described['class']}, {severity}]")
+        if described.get("suggestion"):
+            # No rule matched: the learned fallback's reading, to be checked against the evidence.
+            self.add(*(style(line, fg="yellow") for line in wrap(
+                f"suggested by the model (confidence {described['confidence']:.2f}): no rule matched; "
+                "check the evidence line before acting on it", self.width, "  ")))
+        for position, item in enumerate(described["evidence"]):
+            number = str(item["line"]).rjust(6)
+            prefix = f"    {number} | "
+            self.add(f"    {style(number, fg='cyan')} | {cut(item['text'], self.width - len(prefix))}")
+            where = self.whereabouts(root) if position == 0 else ""
+            if where:
+                self.add(f"{' ' * 11}{where}")
+        self.add("", "  " + style("What it means", bold=True))
+        self.add(*wrap(safe(described["explanation"]), self.width, "    "))
+        if described["remediation"]:
+            self.add("", "  " + style("What to do", bold=True))
+            for index, step in enumerate(described["remediation"], 1):
+                self.add(*wrap(safe(step), self.width, "       ", f"    {index}. "))
+        if described["avoid"]:
+            self.add("", "  " + style("Avoid", bold=True, fg="yellow"))
+            for step in described["avoid"]:
+                self.add(*wrap(safe(step), self.width, "      ", "    - "))
+        last = incident.failed_runs[-1]
+        if last.symptoms:
+            self.add("")
+            self.add(*wrap(f"Symptoms, not causes: {_symptoms(last)}", self.width, "  "))
+
+    def whereabouts(self, finding: Finding) -> str:
+        """When and by whom the evidence line was logged: time, process, journal entry."""
+        record = finding.record
+        parts = []
+        if record.timestamp is not None:
+            parts.append(self.options.clock(record.timestamp))
+        if record.identifier:
+            parts.append(safe(f"{record.identifier}[{record.pid}]" if record.pid is not None else record.identifier))
+        if record.entry is not None:
+            parts.append(f"entry {record.entry}")
+        if record.invocation:
+            parts.append(f"invocation {safe(record.invocation)}")
+        return "(" + ", ".join(parts) + ")" if parts else ""
+
+    def context(self, incident: Incident) -> None:
+        command = context_command(incident, self.report.origin, self.options)
+        if command:
+            # Never wrapped: a command must survive copy and paste whatever the width.
+            self.add("", "  " + self.style("The whole run", bold=True), f"    {command}")
+
+    # -- the whole report -----------------------------------------------------------------
+
+    def findings(self) -> None:
+        report = self.report
+        if not report.findings:
+            return
+        self.add(self.style("Findings that did not stop a service", bold=True))
+        for noted in report.findings[:20]:
+            where = f" on {safe(noted.unit)}" if noted.unit else ""
+            times = f", {noted.count} times (last line {noted.last_line})" if noted.count > 1 else ""
+            self.add(f"  line {noted.finding.number}{where}{times}: {noted.finding.rule_id}")
+            self.add("      " + cut(noted.finding.text, self.width - 6))
+        self.add("")
+
+
+def context_command(incident: Incident, origin: Origin, options: RenderOptions) -> str | None:
+    """The journalctl command that shows the failed run in full."""
+    run = incident.failed_runs[-1] if incident.failed_runs else None
+    if run is None or incident.unit is None and not origin.journal:
+        return None
+    where: list[str] = []
+    if origin.journal:
+        where.extend(f"--file={path}" for path in origin.files)
+        if origin.directory:
+            where.append(f"--directory={origin.directory}")
+    words = ["journalctl", *where]
+    if origin.journal and run.invocation:
+        words += [f"_SYSTEMD_INVOCATION_ID={run.invocation}", "+", f"INVOCATION_ID={run.invocation}"]
+        return " ".join(shlex.quote(safe(word)) for word in words)
+    if incident.unit:
+        words += ["-u", incident.unit]
+    if run.started is not None and run.ended is not None and run.started.year > 1970:
+        utc = " UTC" if options.utc else ""
+        words += ["-S", options.clock(run.started, zone=False) + utc, "-U", options.clock(run.ended, zone=False) + utc]
+    elif not origin.journal:
+        return None
+    if options.utc:
+        words.append("--utc")
+    return " ".join(shlex.quote(safe(word)) for word in words)
 
 
 def _symptoms(run: Run) -> str:
     lines: dict[str, list[str]] = {}
     for finding in run.symptoms:
-        lines.setdefault(finding.rule_id, []).append(str(finding.line))
+        lines.setdefault(finding.rule_id, []).append(str(finding.number))
     return ", ".join(
         f"{rule_id} (line{'s' if len(numbers) > 1 else ''} {', '.join(numbers[:4])}{'...' if len(numbers) > 4 else ''})"
         for rule_id, numbers in lines.items()
     )
 
 
-def _incident(number: int, incident: Incident, analysis: Analysis, style: _Style) -> list[str]:
-    out: list[str] = []
-    unit = safe(incident.unit or "(unit unknown)")
-    host = f" on {safe(incident.host)}" if incident.host else ""
-    failed = len(incident.failed_runs)
-    if incident.resolved:
-        state = style(f"RESOLVED at {_clock(incident.resolved_at)}", fg="green", bold=True)
-    else:
-        state = style("UNRESOLVED", fg="red", bold=True)
-    title = f"Incident {number}: {unit}{host}, {failed} failed run{'s' if failed != 1 else ''}, "
-    out.append(style(title, bold=True) + state)
-    out.append(f"  {_clock(incident.first_seen)} -> {_clock(incident.last_seen)}")
-    if len(incident.runs) > 1:
-        for index, run in enumerate(incident.runs, 1):
-            out.extend(_run_lines(index, run))
-    root = incident.root_cause
-    out.append("")
-    if root is None:
-        out.append("  Root cause: not found in these lines; read the whole run (journalctl -u UNIT -b).")
-        return out
-    described = describe(root, analysis.rules, incident.unit)
-    which = "" if len(incident.failed_runs) == 1 else " (latest failed run)"
-    severity = style(described["severity"].upper(), fg="red" if described["severity"] == "critical" else "yellow", bold=True)
-    out.append(f"  {style('Root cause' + which, bold=True)}: {safe(described['title'])}  [{described['class']}, {severity}]")
-    if described.get("suggestion"):
-        # No rule matched: the learned fallback's reading, to be checked against the evidence.
-        out.append("  " + style(f"suggested by the model (confidence {described['confidence']:.2f}): "
-                                "no rule matched; check the evidence line before acting on it", fg="yellow"))
-    for position, item in enumerate(described["evidence"]):
-        text = safe(item["text"]) if position == 0 else _one_line(item["text"], EVIDENCE_WIDTH)
-        out.append(f"    {style(str(item['line']).rjust(6), fg='cyan')} | {text}")
-    out.append("")
-    out.append("  " + style("What it means", bold=True))
-    out.extend(_wrap(safe(described["explanation"]), "    "))
-    if described["remediation"]:
-        out.append("")
-        out.append("  " + style("What to do", bold=True))
-        for index, step in enumerate(described["remediation"], 1):
-            wrapped = _wrap(safe(step), "       ")
-            out.append(f"    {index}. {wrapped[0].strip()}" if wrapped else f"    {index}.")
-            out.extend(wrapped[1:])
-    if described["avoid"]:
-        out.append("")
-        out.append("  " + style("Avoid", bold=True, fg="yellow"))
-        for step in described["avoid"]:
-            wrapped = _wrap(safe(step), "      ")
-            out.append(f"    - {wrapped[0].strip()}" if wrapped else "    -")
-            out.extend(wrapped[1:])
-    last = incident.failed_runs[-1]
-    if last.symptoms:
-        out.append("")
-        out.extend(_wrap(f"Symptoms, not causes: {_symptoms(last)}", "  "))
-    return out
-
-
-def render(analysis: Analysis, out: TextIO, color: bool = False) -> None:
-    style = _Style(color)
-    diagnosis = analysis.diagnosis
-    lines: list[str] = []
-    for number, incident in enumerate(diagnosis.incidents, 1):
-        lines.extend(_incident(number, incident, analysis, style))
-        lines.append("")
-    if diagnosis.findings:
-        lines.append(style("Findings that did not stop a service", bold=True))
-        for noted in diagnosis.findings[:20]:
-            where = f" on {safe(noted.unit)}" if noted.unit else ""
-            times = f", {noted.count} times (last line {noted.last_line})" if noted.count > 1 else ""
-            lines.append(f"  line {noted.finding.line}{where}{times}: {noted.finding.rule_id}")
-            lines.append(f"      {_one_line(noted.finding.text, WIDTH)}")
-        lines.append("")
-    table = rows(analysis)
+def render(report: Report, out: TextIO, options: RenderOptions) -> None:
+    writer = _Writer(report, options)
+    for number, block in enumerate(blocks(report), 1):
+        writer.block(number, block)
+        writer.add("")
+    writer.findings()
+    table = rows(report, options)
     if table:
-        lines.append(tabulate(table, headers=HEADERS, tablefmt="simple"))
-    counts = analysis.counts
-    summary = (
-        f"{counts.lines} lines, {counts.events} events, {diagnosis.run_count} run{'s' if diagnosis.run_count != 1 else ''}, "
-        f"{len(diagnosis.incidents)} incident{'s' if len(diagnosis.incidents) != 1 else ''}"
-    )
-    if not diagnosis.incidents:
-        summary = style("No incidents. ", fg="green", bold=True) + summary
-    lines.append(summary)
-    out.write("\n".join(lines) + "\n")
+        writer.add(tabulate(table, headers=HEADERS, tablefmt="simple"))
+    elif report.summary.lines == 0 and report.summary.entries == 0:
+        writer.add(writer.style("Nothing was read: no diagnosis.", fg="yellow", bold=True))
+    else:
+        writer.add(writer.style("No incidents.", fg="green", bold=True))
+    out.write("\n".join(writer.lines) + "\n")

@@ -121,6 +121,8 @@ def template_names(template: str) -> set[str]:
 @dataclass(frozen=True)
 class RuleSet:
     rules: tuple[Rule, ...]
+    # Site rule files that were skipped because they are broken, one `file:line: reason` each.
+    skipped: tuple[str, ...] = ()
 
     @cached_property
     def by_id(self) -> dict[str, Rule]:
@@ -141,7 +143,7 @@ class RuleSet:
 
     def without(self, ids: Iterable[str]) -> RuleSet:
         drop = set(ids)
-        return RuleSet(tuple(rule for rule in self.rules if rule.id not in drop))
+        return RuleSet(tuple(rule for rule in self.rules if rule.id not in drop), self.skipped)
 
 
 def default_pattern_dirs() -> list[Path]:
@@ -156,24 +158,49 @@ def default_pattern_dirs() -> list[Path]:
     return []
 
 
-def load_rules(directories: Iterable[Path] | None = None, extra: Iterable[Path] = ()) -> RuleSet:
-    """Every `*.toml` under the directories; a later directory's rule replaces an earlier id."""
+def load_rules(directories: Iterable[Path] | None = None, extra: Iterable[Path] = (),
+               strict: bool = True) -> RuleSet:
+    """Every `*.toml` under the directories; a later directory's rule replaces an earlier id.
+
+    `extra` are site directories (`--patterns`). With `strict=False` a broken rule file there is
+    skipped and named in `RuleSet.skipped`, so that one bad site rule cannot take triage down;
+    the bundled library (and `patterns check`) is always strict.
+    """
     found: dict[str, Rule] = {}
-    for directory in [*(directories if directories is not None else default_pattern_dirs()), *extra]:
+    site: set[str] = set()
+    skipped: list[str] = []
+    bundled = list(directories if directories is not None else default_pattern_dirs())
+    extra = list(extra)
+    for directory in [*bundled, *extra]:
+        lenient = not strict and directory in extra and directory not in bundled
         if not directory.is_dir():
+            if lenient:
+                skipped.append(f"{directory}: rule directory does not exist")
+                continue
             raise RuleError("rule directory does not exist", str(directory))
         for path in sorted(directory.rglob("*.toml")):
-            relative = path.relative_to(directory)
-            if len(relative.parts) != 2:
-                raise RuleError("rule files live at <area>/<name>.toml", str(path))
-            rule = load_rule(path, f"{relative.parts[0]}.{path.stem}")
+            try:
+                relative = path.relative_to(directory)
+                if len(relative.parts) != 2:
+                    raise RuleError("rule files live at <area>/<name>.toml", str(path))
+                rule = load_rule(path, f"{relative.parts[0]}.{path.stem}")
+            except RuleError as error:
+                if not lenient:
+                    raise
+                skipped.append(str(error))
+                continue
             found[rule.id] = rule
+            if lenient:
+                site.add(rule.id)
+    for rule in list(found.values()):
+        unknown = [other for other in rule.explains if other not in found]
+        if unknown and rule.id in site:
+            skipped.append(f"{_where(rule.path, 'explains')}: explains unknown class {unknown[0]!r}; rule skipped")
+            del found[rule.id]
+        elif unknown:
+            raise RuleError(f"explains unknown class {unknown[0]!r}", _where(rule.path, "explains"))
     rules = tuple(sorted(found.values(), key=lambda rule: (-rule.priority, rule.id)))
-    for rule in rules:
-        for other in rule.explains:
-            if other not in found:
-                raise RuleError(f"explains unknown class {other!r}", _where(rule.path, "explains"))
-    return RuleSet(rules)
+    return RuleSet(rules, tuple(skipped))
 
 
 def load_rule(path: Path, rule_id: str) -> Rule:
