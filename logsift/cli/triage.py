@@ -167,7 +167,8 @@ def triage(files: tuple[str, ...], output: str, follow: bool, input_format: str,
 def read_line(report: Report, options: RenderOptions) -> str:
     """One line of what was read: entries, units, hosts, the time window."""
     summary = report.summary
-    noun = "entries" if report.origin.journal else "lines"
+    noun = ("entry" if summary.lines == 1 else "entries") if report.origin.journal else \
+        ("line" if summary.lines == 1 else "lines")
     parts = [f"read {summary.lines:,} {noun}"]
     if summary.entries != summary.lines and not report.origin.journal:
         parts[0] += f" ({summary.entries:,} parsed)"

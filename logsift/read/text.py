@@ -9,10 +9,10 @@ indented right after a journal entry is a continuation line of that entry's mult
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Iterable, Iterator, Protocol
 
-from logsift.records import Record
+from logsift.records import Record, SinceBoot
 from logsift.sanitize import strip_ansi
 
 _MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
@@ -86,7 +86,6 @@ class TextReader:
         self.month = now.month if year is None else 12
         self.order = list(PREFIXES.items())
         self.boot: str | None = None
-        self.local = now.tzinfo
         self.lines = 0  # input lines read so far, skipped ones included
 
     def read(
@@ -234,7 +233,7 @@ class TextReader:
                 if text.endswith("Z"):
                     text = text[:-1] + "+00:00"
                 stamp = datetime.fromisoformat(text)
-                return stamp if stamp.tzinfo else stamp.replace(tzinfo=self.local)
+                return stamp if stamp.tzinfo else stamp.astimezone()  # local time, with its DST
             if groups.get("mon"):
                 month = _MONTHS.get(groups["mon"])
                 if month is None:
@@ -242,16 +241,17 @@ class TextReader:
                 year = self.year if month <= self.month else self.year - 1
                 hour, minute, second = (int(part) for part in groups["hms"].split(":"))
                 micro = int((groups.get("frac") or ".0")[1:].ljust(6, "0")[:6])
-                return datetime(year, month, int(groups["day"]), hour, minute, second, micro, tzinfo=self.local)
+                # Local time as journalctl printed it: astimezone() gives that date's own offset (DST).
+                return datetime(year, month, int(groups["day"]), hour, minute, second, micro).astimezone()
             if groups.get("full"):
                 stamp = datetime.fromisoformat(groups["full"])
                 tz = groups.get("tz") or ""
-                return stamp.replace(tzinfo=UTC if tz in ("UTC", "GMT") else self.local)
+                return stamp.replace(tzinfo=UTC) if tz in ("UTC", "GMT") else stamp.astimezone()
             if groups.get("unix"):
                 return datetime.fromtimestamp(float(groups["unix"]), tz=UTC)
             if groups.get("mono"):
                 # Seconds since boot: only differences mean anything, which is all runs need.
-                return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=float(groups["mono"]))
-        except ValueError:
+                return SinceBoot.fromtimestamp(float(groups["mono"]), tz=UTC)
+        except (ValueError, OverflowError, OSError):
             return None
         return None
