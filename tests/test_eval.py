@@ -19,6 +19,9 @@ from logsift.check.corpus import (
     load_manifest,
     predict,
 )
+from logsift.check.corpus import (
+    HEALTHY as NO_INCIDENT,
+)
 from logsift.exceptions import InputError
 from logsift.records import Event, Finding, Incident, Record, Run, Severity
 from tests.helpers import SHARED, invoke
@@ -99,7 +102,12 @@ def test_predict_takes_the_worst_incident_and_the_latest_on_a_tie() -> None:
     assert predict(_Analysis(critical, higher, warning)).label == "cuda.nvcc-not-found"  # type: ignore[arg-type]
     prediction = predict(_Analysis(higher, same))  # type: ignore[arg-type]
     assert (prediction.label, prediction.line, prediction.text) == ("cuda.out-of-memory", 40, "line 40")
-    assert predict(_Analysis()).label == UNKNOWN  # type: ignore[arg-type]
+    assert predict(_Analysis()).label == NO_INCIDENT  # type: ignore[arg-type]
+    no_cause = Incident(None, "x.service", (Run(None, "x.service", None, None, 1, 2, "failed", None, None, (), None, ()),),
+                        False)
+    analysis = _Analysis()
+    analysis.diagnosis.incidents = (no_cause,)
+    assert predict(analysis).label == UNKNOWN  # type: ignore[arg-type]
 
 
 def _outcome(expected: str, predicted: str, accept: tuple[str, ...] = (), error: str | None = None) -> Outcome:
@@ -184,8 +192,13 @@ def test_text_report(manifest: Path) -> None:
     assert out == (
         "Cases: 4\n"
         "Top-1 accuracy: 0.500 (2/4)\n"
-        "Unknown rate: 0.250 (1/4)\n"
+        "Unknown rate: 0.000 (0/4)\n"
+        "No incident found: 1/4\n"
         "Crashes: 1\n"
+        "Known classes named: 50% (2/4)\n"
+        "Unseen causes said unknown: -\n"
+        "Healthy logs left alone: -\n"
+        "Confidently wrong: 0\n"
         "\n"
         "Per class:\n"
         "class                  precision    recall    f1    support    predicted\n"
@@ -198,13 +211,13 @@ def test_text_report(manifest: Path) -> None:
         "Most frequent confusions:\n"
         "  count  expected          predicted\n"
         "-------  ----------------  -----------\n"
-        "      1  demo.port-in-use  unknown\n"
+        "      1  demo.port-in-use  healthy\n"
         "      1  demo.traceback    crash\n"
         "\n"
         "Misses:\n"
         "file             expected          predicted    evidence\n"
         "---------------  ----------------  -----------  ----------------------------------------\n"
-        "cases/quiet.log  demo.port-in-use  unknown      -\n"
+        "cases/quiet.log  demo.port-in-use  healthy      -\n"
         "cases/gone.log   demo.traceback    crash        InputError: cases/gone.log: no such file\n"
         "\n"
         "Crashes:\n"

@@ -26,7 +26,8 @@ from logsift.pipeline import Analysis, Fallback, analyze_source
 from logsift.records import Finding
 from logsift.rules import RuleSet
 
-UNKNOWN = "unknown"
+UNKNOWN = "unknown"  # a failure was found, but no class named (or only a catch-all)
+HEALTHY = "healthy"  # no incident at all
 CRASH = "crash"
 REQUIRED_COLUMNS = ("file", "class")
 
@@ -39,6 +40,7 @@ class Case:
     name: str = ""  # as written in the manifest
     line: int = 0  # of the manifest
     notes: str = ""
+    split: str = ""  # e.g. "dev" (rules may be written from it) or "holdout" (never)
 
     def accepts(self, label: str) -> bool:
         return label == self.expected or label in self.accept
@@ -120,7 +122,7 @@ def load_manifest(path: Path, cases_dir: Path | None = None) -> list[Case]:
         if not name or not expected:
             raise InputError("a case needs a file and a class", f"{path}:{number}")
         accept = tuple(part.strip() for part in cell("accept").split("|") if part.strip())
-        cases.append(Case(base / name, expected, accept, name, number, cell("notes")))
+        cases.append(Case(base / name, expected, accept, name, number, cell("notes"), cell("split")))
     return cases
 
 
@@ -128,7 +130,10 @@ def load_manifest(path: Path, cases_dir: Path | None = None) -> list[Case]:
 
 
 def predict(analysis: Analysis) -> Prediction:
-    """The root cause of the incident with the highest (severity, priority); ties: the latest."""
+    """The root cause of the incident with the highest (severity, priority); ties: the latest.
+    HEALTHY when there is no incident, UNKNOWN when no incident has a root cause."""
+    if not analysis.diagnosis.incidents:
+        return Prediction(HEALTHY)
     best: tuple[tuple[int, int, int], Finding] | None = None
     for order, incident in enumerate(analysis.diagnosis.incidents):
         root = incident.root_cause
@@ -208,6 +213,33 @@ class Report:
         return sum(outcome.predicted == UNKNOWN for outcome in self.outcomes)
 
     @property
+    def no_incident(self) -> int:
+        return sum(outcome.predicted == HEALTHY for outcome in self.outcomes)
+
+    def scorecard(self, rules: RuleSet) -> Scorecard:
+        """The four ways the hidden evaluation set is scored: known classes named, unseen causes
+        said to be unknown, healthy logs left alone, and confidently wrong answers (a specific
+        class that is not right; catch-alls and "unknown" are not confident)."""
+        known = [outcome for outcome in self.outcomes if outcome.case.expected not in (UNKNOWN, HEALTHY)]
+        unseen = [outcome for outcome in self.outcomes if outcome.case.expected == UNKNOWN]
+        healthy = [outcome for outcome in self.outcomes if outcome.case.expected == HEALTHY]
+
+        def confident(outcome: Outcome) -> bool:
+            label = outcome.predicted
+            if label in (UNKNOWN, HEALTHY, CRASH):
+                return False
+            rule = rules.by_id.get(label)
+            return rule is not None and not rule.weak
+
+        wrong = tuple(outcome for outcome in self.outcomes if not outcome.correct and confident(outcome))
+        return Scorecard(
+            (sum(outcome.correct for outcome in known), len(known)),
+            (sum(outcome.correct for outcome in unseen), len(unseen)),
+            (sum(outcome.correct for outcome in healthy), len(healthy)),
+            wrong,
+        )
+
+    @property
     def unknown_rate(self) -> float:
         return self.unknown / self.total if self.total else 0.0
 
@@ -243,12 +275,25 @@ class Report:
                 ][:limit]
 
 
+@dataclass(frozen=True)
+class Scorecard:
+    known: tuple[int, int]  # (right, cases)
+    unseen: tuple[int, int]
+    healthy: tuple[int, int]
+    confidently_wrong: tuple[Outcome, ...]
+
+    @staticmethod
+    def rate(pair: tuple[int, int]) -> str:
+        right, total = pair
+        return f"{right / total:.0%} ({right}/{total})" if total else "-"
+
+
 def class_metrics(outcomes: Sequence[Outcome]) -> list[ClassMetrics]:
     """Precision, recall and F1 per class; UNKNOWN and CRASH count against recall only."""
     support = Counter(outcome.case.expected for outcome in outcomes)
     credited = Counter(outcome.credited for outcome in outcomes)
     hits = Counter(outcome.case.expected for outcome in outcomes if outcome.correct)
-    labels = sorted((set(support) | set(credited)) - {UNKNOWN, CRASH})
+    labels = sorted((set(support) | set(credited)) - {UNKNOWN, HEALTHY, CRASH})
     rows = []
     for label in labels:
         precision = hits[label] / credited[label] if credited[label] else 0.0
@@ -259,6 +304,6 @@ def class_metrics(outcomes: Sequence[Outcome]) -> list[ClassMetrics]:
 
 
 __all__ = [
-    "CRASH", "UNKNOWN", "Case", "ClassMetrics", "Outcome", "Prediction", "Predictor", "Report",
+    "CRASH", "HEALTHY", "UNKNOWN", "Case", "Scorecard", "ClassMetrics", "Outcome", "Prediction", "Predictor", "Report",
     "analyze_file", "class_metrics", "evaluate", "evaluate_case", "load_manifest", "predict", "rule_predictor",
 ]

@@ -12,6 +12,7 @@ from tabulate import tabulate
 from logsift.check.corpus import Outcome, Report, evaluate, load_manifest, rule_predictor
 from logsift.cli.options import patterns_option, rules_from
 from logsift.report.common import clip
+from logsift.rules import RuleSet
 from logsift.sanitize import redact, safe
 
 EVIDENCE_WIDTH = 100
@@ -31,14 +32,19 @@ CONFUSIONS = 10
 @click.option("--leave-one-class-out", "leave_one_class_out", is_flag=True,
               help="With --model-only: per class, switch its rule off (the model keeps its samples), then remove "
               "it entirely (the model retrained without it). Slow: one training per class.")
+@click.option("--split", "splits", multiple=True, metavar="NAME",
+              help="Only the cases of this split (the manifest's `split` column, e.g. dev or holdout); repeatable.")
 @patterns_option
 def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accuracy: float | None,
-                 model_only: bool, leave_one_class_out: bool, pattern_dirs: tuple[Path, ...]) -> int:
+                 model_only: bool, leave_one_class_out: bool, splits: tuple[str, ...],
+                 pattern_dirs: tuple[Path, ...]) -> int:
     """Run the diagnosis on every case of MANIFEST and measure it against the labels.
 
-    MANIFEST is a TSV with the columns file, class, accept (other fair answers, |-separated).
-    The prediction for a case is the root cause of its incident with the highest (severity,
-    priority), the latest on a tie, or "unknown" when no incident is found.
+    MANIFEST is a TSV with the columns file, class, accept (other fair answers, |-separated),
+    and optionally split. The prediction for a case is the root cause of its incident with the
+    highest (severity, priority), the latest on a tie; "unknown" when no incident has a root
+    cause, "healthy" when there is no incident. A case labelled `unknown` (a cause no class
+    covers) or `healthy` is right when that is the answer.
 
     \b
       logsift eval ../shared/corpus/issues/manifest.tsv
@@ -46,22 +52,25 @@ def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accura
       logsift eval manifest.tsv --model-only --leave-one-class-out
     """
     cases = load_manifest(manifest, cases_dir)
+    if splits:
+        cases = [case for case in cases if case.split in splits]
+    rules = rules_from(pattern_dirs)
     if model_only or leave_one_class_out:
         from logsift.cli import model_report
 
-        return model_report.run(cases, rules_from(pattern_dirs), output, leave_one_class_out)
-    report = evaluate(cases, rule_predictor(rules_from(pattern_dirs)))
+        return model_report.run(cases, rules, output, leave_one_class_out)
+    report = evaluate(cases, rule_predictor(rules))
     if output == "json":
-        click.echo(json.dumps(as_dict(report), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(as_dict(report, rules), indent=2, ensure_ascii=False))
     else:
-        click.echo(render(report, markdown=output == "markdown"), nl=False)
+        click.echo(render(report, rules, markdown=output == "markdown"), nl=False)
     if min_accuracy is not None and report.accuracy < min_accuracy:
         click.echo(f"logsift: accuracy {report.accuracy:.3f} is below --min-accuracy {min_accuracy}", err=True)
         return 1
     return 0
 
 
-def render(report: Report, markdown: bool = False) -> str:
+def render(report: Report, rules: RuleSet, markdown: bool = False) -> str:
     fmt = "github" if markdown else "simple"
     lines: list[str] = []
 
@@ -73,7 +82,15 @@ def render(report: Report, markdown: bool = False) -> str:
         f"Cases: {total}",
         f"Top-1 accuracy: {report.accuracy:.3f} ({report.correct}/{total})",
         f"Unknown rate: {report.unknown_rate:.3f} ({report.unknown}/{total})",
+        f"No incident found: {report.no_incident}/{total}",
         f"Crashes: {len(report.crashes)}",
+    ]
+    card = report.scorecard(rules)
+    summary += [
+        f"Known classes named: {card.rate(card.known)}",
+        f"Unseen causes said unknown: {card.rate(card.unseen)}",
+        f"Healthy logs left alone: {card.rate(card.healthy)}",
+        f"Confidently wrong: {len(card.confidently_wrong)}",
     ]
     if markdown:
         lines.extend(["# Evaluation", "", *(f"- {line}" for line in summary)])
@@ -120,7 +137,8 @@ def _miss_row(outcome: Outcome, markdown: bool) -> tuple[str, str, str, str]:
     return (outcome.case.name, outcome.case.expected, outcome.predicted, evidence)
 
 
-def as_dict(report: Report) -> dict[str, Any]:
+def as_dict(report: Report, rules: RuleSet) -> dict[str, Any]:
+    card = report.scorecard(rules)
     return {
         "version": 1,
         "cases": report.total,
@@ -129,6 +147,8 @@ def as_dict(report: Report) -> dict[str, Any]:
         "unknown": report.unknown,
         "unknown_rate": round(report.unknown_rate, 4),
         "crashes": len(report.crashes),
+        "scorecard": {"known": list(card.known), "unseen": list(card.unseen), "healthy": list(card.healthy),
+                      "confidently_wrong": [outcome.case.name for outcome in card.confidently_wrong]},
         "per_class": [
             {"class": row.label, "precision": round(row.precision, 4), "recall": round(row.recall, 4),
              "f1": round(row.f1, 4), "support": row.support, "predicted": row.predicted}

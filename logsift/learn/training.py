@@ -61,9 +61,7 @@ _NOISE = re.compile(
 def weak(rule: Rule | None) -> bool:
     """A finding of this rule does not claim its event: catch-alls, wrappers, low-priority
     generic classes (systemd's own lines) and signals say *that* something failed, not why."""
-    if rule is None:
-        return True
-    return rule.signal is not None or rule.priority <= 30 or bool({"catch-all", "wrapper"} & set(rule.tags))
+    return rule is None or rule.weak
 
 
 def model_classes(rules: RuleSet) -> set[str]:

@@ -66,6 +66,12 @@ class Rule:
     versions: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def weak(self) -> bool:
+        """Its findings say *that* something failed, not why: catch-alls, wrappers, systemd's
+        generic lines (priority 30 or less) and signals. They do not claim an event."""
+        return self.signal is not None or self.priority <= 30 or bool({"catch-all", "wrapper"} & set(self.tags))
+
+    @property
     def area(self) -> str:
         return self.id.split(".", 1)[0]
 

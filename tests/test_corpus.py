@@ -1,0 +1,97 @@
+"""logsift's own corpus of real failure excerpts (fixtures/corpus): well-formed, sourced, and
+scored the way the hidden evaluation set is scored."""
+
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from logsift.check.corpus import (
+    HEALTHY,
+    UNKNOWN,
+    Case,
+    Outcome,
+    Prediction,
+    Report,
+    evaluate,
+    load_manifest,
+    rule_predictor,
+)
+from logsift.rules import load_rules
+from tests.helpers import FIXTURES, SHARED
+
+CORPUS = FIXTURES / "corpus"
+MANIFEST = CORPUS / "manifest.tsv"
+HELDOUT_CHECK = SHARED / "tools" / "heldout-check"
+# Floors: what the corpus scores today, so that no change makes it worse unnoticed.
+FLOORS = {"known": 0.50, "unseen": 0.65, "healthy": 1.0}
+MAX_CONFIDENTLY_WRONG = 2
+
+
+def _rows() -> list[dict[str, str]]:
+    with MANIFEST.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def test_every_case_is_a_sourced_file_with_a_known_label() -> None:
+    rules = load_rules()
+    rows = _rows()
+    assert len(rows) >= 150
+    names = [row["file"] for row in rows]
+    assert len(set(names)) == len(names)
+    assert {path.name for path in (CORPUS / "cases").iterdir()} == {Path(name).name for name in names}
+    for row in rows:
+        assert re.match(r"https://github\.com/[^/]+/[^/]+/(issues|pull|discussions)/\d+", row["source"]), row
+        assert row["split"] in ("dev", "holdout"), row
+        for label in [row["class"], *filter(None, row["accept"].split("|"))]:
+            assert label in rules.by_id or label in (UNKNOWN, HEALTHY), (row["file"], label)
+        assert (CORPUS / row["file"]).stat().st_size > 0
+    projects = {"/".join(row["source"].split("/")[3:5]).lower() for row in rows}
+    assert len(projects) >= 15, projects
+
+
+def test_one_thread_gives_at_most_two_cases_and_no_thread_is_held_out() -> None:
+    sources = [row["source"] for row in _rows()]
+    assert max(sources.count(source) for source in sources) <= 2
+    if not HELDOUT_CHECK.exists():
+        pytest.skip("../shared/tools/heldout-check is not beside this checkout")
+    result = subprocess.run([str(HELDOUT_CHECK), *sorted(set(sources))], capture_output=True, text=True)
+    assert result.returncode == 0, [line for line in result.stdout.splitlines() if not line.startswith("ok")]
+
+
+def test_scorecard_counts_the_four_ways() -> None:
+    rules = load_rules()
+
+    def outcome(expected: str, predicted: str, accept: tuple[str, ...] = ()) -> Outcome:
+        return Outcome(Case(Path("x"), expected, accept), Prediction(predicted))
+
+    report = Report((
+        outcome("cuda.out-of-memory", "cuda.out-of-memory"),
+        outcome("cuda.out-of-memory", "net.port-in-use"),  # confidently wrong
+        outcome("cuda.out-of-memory", "python.unclassified-traceback"),  # not confident: a catch-all
+        outcome(UNKNOWN, UNKNOWN),
+        outcome(UNKNOWN, "python.unclassified-traceback", ("python.unclassified-traceback",)),
+        outcome(UNKNOWN, "cuda.header-missing"),  # confidently wrong
+        outcome(HEALTHY, HEALTHY),
+        outcome(HEALTHY, UNKNOWN),
+    ))
+    card = report.scorecard(rules)
+    assert (card.known, card.unseen, card.healthy) == ((1, 3), (2, 3), (1, 2))
+    assert [item.prediction.label for item in card.confidently_wrong] == ["net.port-in-use", "cuda.header-missing"]
+
+
+def test_the_corpus_scores_at_least_its_floors() -> None:
+    rules = load_rules()
+    report = evaluate(load_manifest(MANIFEST), rule_predictor(rules))
+    card = report.scorecard(rules)
+    for name, floor in FLOORS.items():
+        right, total = getattr(card, name)
+        assert total and right / total >= floor, (name, right, total, [
+            (item.case.name, item.predicted) for item in report.misses if item.case.expected != UNKNOWN][:20])
+    assert len(card.confidently_wrong) <= MAX_CONFIDENTLY_WRONG, [
+        (item.case.name, item.case.expected, item.predicted) for item in card.confidently_wrong]
+    assert not report.crashes
