@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Iterable, Iterator
 
+from logsift.read.relay import PYTHON_LOGGERS
 from logsift.records import Event, Record
 
 MAX_EVENT_RECORDS = 400
@@ -59,6 +60,8 @@ class _Open:
     hits: list[frozenset[int]] = field(default_factory=list)
     state: str = "body"
     last_index: int = 0
+    level: str | None = None  # the logger's level for the whole event (see Grouper._level)
+    origin: str | None = None  # the logger location of its first line (read/relay.py)
 
     def add(self, record: Record, hits: frozenset[int]) -> None:
         self.records.append(record)
@@ -82,12 +85,13 @@ class Grouper:
         self.open: dict[tuple[object, ...], _Open] = {}
         self.ready: list[tuple[int, int, GroupedEvent]] = []  # heap by first line
         self.sequence = 0
+        self.previous: dict[tuple[object, ...], Record] = {}  # the last record of each stream
 
     def feed(self, record: Record, hits: frozenset[int]) -> Iterator[GroupedEvent]:
         key = record.stream
         current = self.open.get(key)
         message = record.message
-        if current is not None and self._continues(current, message):
+        if current is not None and self._continues(current, record, message):
             current.add(record, hits)
             if len(current.records) >= MAX_EVENT_RECORDS:
                 self._close(key)
@@ -96,12 +100,13 @@ class Grouper:
                 self._close(key)
             kind = self._starts(record, message, hits)
             if kind is not None:
-                opened = _Open(kind)
+                opened = _Open(kind, level=self._level(key, record), origin=record.origin)
                 opened.add(record, hits)
                 if kind in ("line", "lifecycle"):
                     self._emit(opened)
                 else:
                     self.open[key] = opened
+        self.previous[key] = record
         if self.open:
             self._expire(record)
         yield from self._release()
@@ -129,9 +134,23 @@ class Grouper:
             return "banner"
         return "line" if hits else None
 
-    def _continues(self, current: _Open, message: str) -> bool:
+    def _level(self, key: tuple[object, ...], record: Record) -> str | None:
+        """The logger level of an event: its first line's, or, for a traceback printed right
+        after a logger's line (python logging's exc_info: "WARNING ... failed to import x:" then
+        the traceback), that line's."""
+        if record.level is not None:
+            return record.level
+        before = self.previous.get(key)
+        if (before is not None and before.line + before.lines == record.line and _TRACEBACK in record.message
+                and before.logger in PYTHON_LOGGERS):
+            return before.level
+        return None
+
+    def _continues(self, current: _Open, record: Record, message: str) -> bool:
         kind = current.kind
         if kind == "traceback":
+            if record.level is not None and current.state == "exception" and record.origin != current.origin:
+                return False  # another logger line: a new log record, not the exception's message
             return self._traceback_continues(current, message)
         if kind == "build":
             return bool(_BUILD_MORE.search(message)) or message == ""
@@ -177,7 +196,7 @@ class Grouper:
         self._emit(opened)
 
     def _emit(self, opened: _Open) -> None:
-        event = GroupedEvent(Event(opened.kind, tuple(opened.records)), tuple(opened.hits))
+        event = GroupedEvent(Event(opened.kind, tuple(opened.records), opened.level), tuple(opened.hits))
         self.sequence += 1
         heapq.heappush(self.ready, (event.event.line, self.sequence, event))
 

@@ -67,6 +67,12 @@ class Record:
     lines: int = 1
     fields: Mapping[str, str] | None = None
     entry: int | None = None
+    # What the prefixes before the message said (read/relay.py): the relayed process (a Ray
+    # actor, a compose service, a rank), the logger's level and its code location.
+    relay: str | None = None
+    level: str | None = None
+    origin: str | None = None
+    logger: str | None = None
 
     @property
     def number(self) -> int:
@@ -74,9 +80,9 @@ class Record:
         return self.entry if self.entry is not None else self.line
 
     @property
-    def stream(self) -> tuple[str | None, str | None, int | None]:
+    def stream(self) -> tuple[str | None, str | None, int | None, str | None]:
         """Lines of one process: grouping never joins lines of different streams."""
-        return (self.host, self.unit or self.identifier, self.pid)
+        return (self.host, self.unit or self.identifier, self.pid, self.relay)
 
     @property
     def is_systemd(self) -> bool:
@@ -90,6 +96,12 @@ class Event:
 
     kind: str
     records: tuple[Record, ...]
+    level: str | None = None  # the logger level it was logged at, when a prefix said (read/relay.py)
+
+    @property
+    def logged_below_error(self) -> bool:
+        """Logged as a warning (or less): the program said it carries on."""
+        return self.level in ("warning", "info", "debug")
 
     @property
     def first(self) -> Record:

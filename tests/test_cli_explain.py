@@ -71,7 +71,7 @@ def test_line_outside_every_event(journal: Path) -> None:
     assert out == (
         "Line 2 is in no event: no rule's literals occur in it (the prefilter skipped it),\n"
         "and it does not continue a traceback, build output, CUDA banner or NCCL burst.\n"
-        "  2 | INFO:     Started server process [4242]\n"
+        "  2 | Started server process [4242]\n"
     )
 
 

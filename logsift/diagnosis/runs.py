@@ -381,7 +381,10 @@ class Diagnoser:
         if run.clean_exit or (run.stopping and run.exit is not None):
             return "healthy" if run.ready is not None else "stopped"
         ready_line = run.ready.line if run.ready is not None else 0
-        fatal = [f for f in run.findings if f.severity >= Severity.ERROR and f.line > ready_line]
+        # An error the program logged as a warning (an optional import, a first KV-cache size it
+        # then shrank) is one it carried on from: alone, it does not make the run a failure.
+        fatal = [f for f in run.findings
+                 if f.severity >= Severity.ERROR and f.line > ready_line and not f.event.logged_below_error]
         if fatal:
             return "failed"
         if run.ready is not None:
@@ -429,7 +432,7 @@ class Diagnoser:
             if rule is not None:
                 explained.update(other for other in rule.explains if other != finding.rule_id and other in present)
         candidates = [f for f in causes if f.rule_id not in explained] or causes
-        return max(candidates, key=lambda f: (f.priority, f.severity, -f.line))
+        return max(candidates, key=lambda f: (_rank(f), f.severity, -f.line))
 
     def _enrich(self, root: Finding, facts: Iterable[Fact]) -> Finding:
         fields = dict(root.fields)
@@ -467,6 +470,15 @@ def diagnose(rules: RuleSet, matched: Iterable[Matched]) -> Diagnosis:
     for item in matched:
         diagnoser.feed(item)
     return diagnoser.finish()
+
+
+LOGGED_BELOW_ERROR_PENALTY = 20
+
+
+def _rank(finding: Finding) -> int:
+    """A finding's priority as a root cause: one the program logged only as a warning ranks below
+    the errors of its run, but above wrappers and systemd's generic lines."""
+    return finding.priority - (LOGGED_BELOW_ERROR_PENALTY if finding.event.logged_below_error else 0)
 
 
 # Identifiers that say nothing about which service runs them.

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import BinaryIO, Iterator, Mapping
 
 from logsift.read.lines import MAX_LINE, TRUNCATED
+from logsift.read.relay import unwrap
 from logsift.records import ReadProblems, Record
 from logsift.sanitize import strip_ansi
 
@@ -84,9 +85,10 @@ def entry_record(fields: Mapping[str, str], message: str, line: int, source: str
         unit = get("_SYSTEMD_USER_UNIT") or get("_SYSTEMD_UNIT")
         invocation = get("_SYSTEMD_INVOCATION_ID")
     priority_text = get("PRIORITY") or ""
+    said = unwrap(strip_ansi(message) if "\x1b" in message else message)
     return Record(
         line=line,
-        message=strip_ansi(message) if "\x1b" in message else message,
+        message=said.message,
         timestamp=journal_time(get("_SOURCE_REALTIME_TIMESTAMP") or get("__REALTIME_TIMESTAMP")),
         host=get("_HOSTNAME"),
         unit=unit,
@@ -100,6 +102,10 @@ def entry_record(fields: Mapping[str, str], message: str, line: int, source: str
         lines=lines,
         fields=fields,
         entry=sequence_number(fields) if numbered else None,
+        relay=said.stream,
+        level=said.level,
+        origin=said.origin,
+        logger=said.logger,
     )
 
 

@@ -9,9 +9,11 @@ indented right after a journal entry is a continuation line of that entry's mult
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Iterable, Iterator, Protocol
 
+from logsift.read.relay import unwrap
 from logsift.records import Record, SinceBoot
 from logsift.sanitize import strip_ansi
 
@@ -34,9 +36,8 @@ PREFIXES: dict[str, re.Pattern[str]] = {
     "short-monotonic": re.compile(r"^\[\s*(?P<mono>\d+\.\d+)\]" + _TAIL),
 }
 _MARKER = re.compile(r"^-- (?:Boot (?P<boot>[0-9a-f]{32})|No entries|Reboot|Logs begin at |Journal begins at )")
-# Plain-log prefixes that name a process: docker compose, Ray workers.
-_COMPOSE = re.compile(r"^(?P<ident>[A-Za-z0-9][\w.-]*)\s+\| ?(?P<msg>.*)$")
-_RAY = re.compile(r"^\((?P<ident>[\w:.-]+) pid=(?P<pid>\d+)(?:, ip=[\d.]+)?\) (?P<msg>.*)$")
+_TRACEBACK = "Traceback (most recent call last)"
+_PID = re.compile(r"\bpid=(\d+)\b")
 _UNIT_SUFFIX = (".service", ".scope", ".socket", ".timer", ".mount", ".slice", ".target")
 # `-o cat` drops the prefix, but systemd's own lines about a unit still say who wrote them.
 _SYSTEMD_WORDING = re.compile(
@@ -134,7 +135,7 @@ class TextReader:
                 if pending is not None:
                     yield self._finish(pending, continuation)
                     pending, continuation = None, []
-                skipped = None
+                before, skipped = skipped, None
                 if line.startswith("-- "):
                     marker = _MARKER.match(line)
                     if marker:
@@ -147,6 +148,10 @@ class TextReader:
                         first_skipped = line
                     last_skipped = line
                     continue
+                if before is not None and _TRACEBACK in line:
+                    # The logger's line before a traceback says at which level it was logged
+                    # (python's exc_info): parse it after all, as if no line had been skipped.
+                    yield self._entry(*before)
                 match = self._prefix(line)
                 if match is not None:
                     pending = self._journal(match, number)
@@ -162,6 +167,10 @@ class TextReader:
         match = self._prefix(line) if line is not None else None
         return self._timestamp(match) if match is not None else None
 
+    def _entry(self, line: str, number: int) -> Record:
+        match = self._prefix(line)
+        return self._journal(match, number) if match is not None else self._plain(line, number)
+
     def _prefix(self, line: str) -> re.Match[str] | None:
         for index, (_name, pattern) in enumerate(self.order):
             match = pattern.match(line)
@@ -176,18 +185,7 @@ class TextReader:
             return record
         width = len(continuation[0]) - len(continuation[0].lstrip(" "))
         body = [line[width:] if line[:width].isspace() else line.lstrip() for line in continuation]
-        return Record(
-            line=record.line,
-            message="\n".join([record.message, *body]),
-            timestamp=record.timestamp,
-            host=record.host,
-            unit=record.unit,
-            identifier=record.identifier,
-            pid=record.pid,
-            boot=record.boot,
-            source=record.source,
-            lines=1 + len(continuation),
-        )
+        return replace(record, message="\n".join([record.message, *body]), lines=1 + len(continuation))
 
     def _journal(self, match: re.Match[str], number: int) -> Record:
         ident = match.group("ident")
@@ -197,9 +195,10 @@ class TextReader:
             # PID 1's own unit is init.scope; the unit its line is about is named in the message.
             unit = None if ident == "init.scope" else ident
             ident = "systemd" if ident == "init.scope" else ident.rsplit(".", 1)[0]
+        said = unwrap(match.group("msg"))
         return Record(
             line=number,
-            message=match.group("msg"),
+            message=said.message,
             timestamp=self._timestamp(match),
             host=match.group("host"),
             unit=unit,
@@ -207,23 +206,26 @@ class TextReader:
             pid=pid,
             boot=self.boot,
             source=self.source,
+            relay=said.stream,
+            level=said.level,
+            origin=said.origin,
+            logger=said.logger,
         )
 
     def _plain(self, line: str, number: int) -> Record:
+        said = unwrap(line)
         ident: str | None = None
         pid: int | None = None
-        message = line
-        if line[:1] == "(":
-            ray = _RAY.match(line)
-            if ray:
-                ident, pid, message = ray.group("ident"), int(ray.group("pid")), ray.group("msg")
-        elif "|" in line[:64]:
-            compose = _COMPOSE.match(line)
-            if compose:
-                ident, message = compose.group("ident"), compose.group("msg")
-        if ident is None and _SYSTEMD_WORDING.match(line):
+        if said.stream is not None:
+            # The relayed process stands for the identifier and pid a journal line would have.
+            ident = said.stream.split(" ", 1)[0].rstrip(",")
+            found = _PID.search(said.stream)
+            pid = int(found.group(1)) if found else None
+        elif _SYSTEMD_WORDING.match(line):
             ident = "systemd"
-        return Record(line=number, message=message, identifier=ident, pid=pid, boot=self.boot, source=self.source)
+        return Record(line=number, message=said.message, identifier=ident, pid=pid, boot=self.boot,
+                      source=self.source, relay=said.stream, level=said.level, origin=said.origin,
+                      logger=said.logger)
 
     def _timestamp(self, match: re.Match[str]) -> datetime | None:
         groups = match.groupdict()

@@ -1,0 +1,157 @@
+"""Prefixes that the programs between a process and the journal put before every line.
+
+A vLLM worker's traceback reaches the journal as
+`(EngineCore_0 pid=8146) ERROR 11-30 03:12:41 [core.py:632] Traceback (most recent call last):`:
+Ray's relay names the process, vLLM's logger the level and the code location, and only then does
+the line say what happened. docker compose (`name  | `), kubectl (`[pod/name/container] `),
+torchrun (`[rank0]:`), glog/absl/c10 (`E1130 03:12:41.123456 1234 file.cc:12] `), python logging
+(`2026-05-25 20:16:09,412 - WARNING - flashinfer.jit: `), SGLang (`[2026-05-25 20:16:09 TP0] `),
+TensorRT (`[04/09/2024-16:26:41] [TRT] [E] `), dmesg (`[ 1234.567890] `), a shell prompt and
+`> ` quoting do the same. `unwrap` peels them off, stacked in any order, so that grouping and
+the rules see the message itself, and says what they told:
+
+- `stream`: the relayed process (Ray actor and pid, compose service, pod, rank): lines of two
+  such processes are two streams, never one event;
+- `level`: the logger's level, normalised (`debug`, `info`, `warning`, `error`, `critical`);
+- `origin`: the logger's code location (`core.py:632`); consecutive lines with the same level and
+  origin are one log record split into lines (vLLM logs a traceback line by line).
+
+The shapes are data, in the order they are tried; adding one is one entry in SHAPES.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LEVEL_WORD = r"(?P<level>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)"
+_LEVELS = {
+    "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "V": "debug",
+    "INFO": "info", "WARNING": "warning", "WARN": "warning", "ERROR": "error", "DEBUG": "debug", "TRACE": "debug",
+    "CRITICAL": "critical", "FATAL": "critical", "NOTICE": "info", "ERR": "error",
+}
+_TIME = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
+_DATE = r"\d{4}-\d\d-\d\d"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One kind of prefix: `stream` names the relayed process, `level`/`origin` the logger's
+    header; `text`-only shapes (timestamps, prompts) are dropped without a meaning."""
+
+    name: str
+    pattern: re.Pattern[str]
+
+
+def _shape(name: str, regex: str) -> Shape:
+    return Shape(name, re.compile(regex))
+
+
+SHAPES: tuple[Shape, ...] = (
+    # Ray and vLLM's multiprocessing relay: "(RayWorkerWrapper pid=4009) ", "(VllmWorker TP1 pid=9)",
+    # "(EngineCore_DP0 pid=8146) ", "(pid=gcs_server) ", "(raylet, ip=10.0.0.2) "
+    _shape("ray", r"^\((?P<stream>[^()]*?\b(?:pid=[\w.-]+|ip=[\d.]+)[^()]*)\)\s+"),
+    # torchrun / torch.distributed: "[rank0]:", "[rank3]: "
+    _shape("rank", r"^\[(?P<stream>rank\d+)\]:\s?"),
+    # kubectl logs --prefix: "[pod/vllm-0/server] "
+    _shape("kubectl", r"^\[(?P<stream>pod/[\w.-]+/[\w.-]+)\]\s"),
+    # docker compose: "vllm-1  | ", "deepseek-v32-exp  | "
+    _shape("compose", r"^(?P<stream>[A-Za-z0-9][\w.-]*)\s+\|(?: |$)"),
+    # vLLM: "ERROR 11-30 03:12:41 [core.py:632] ", older "INFO 09-21 09:59:40 llm_engine.py:72] "
+    _shape("vllm", r"^" + _LEVEL_WORD + r"\s+\d\d-\d\d " + _TIME
+           + r"\s+(?:\[(?P<origin>[\w./ -]+:\d+)\]|(?P<origin2>[\w./-]+:\d+)\])\s?"),
+    # glog, absl, c10 (bracketed by torch): "E1130 03:12:41.123456 1234 file.cc:12] ",
+    # "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] ", "[W1226 15:44:31.5 TCPStore.cpp:358] "
+    # (torch before 2.4: "[E ProcessGroupNCCL.cpp:563] "; month without its zero: "E207")
+    _shape("glog", r"^\[?(?P<letter>[IWEF])(?:\d{3,4} " + _TIME + r")?\s+(?:\d+\s+)?(?P<origin>[\w./-]+:\d+)\]\s?"),
+    # absl with a date: "2022-03-11 15:15:48.010379: W external/xla/xla/service/gpu/x.cc:80] "
+    _shape("absl", r"^" + _DATE + r" " + _TIME + r": (?P<letter>[IWEF]) (?P<origin>[\w./-]+:\d+)\]\s?"),
+    # SGLang and others: "[2026-05-25 20:16:09 TP0] ", "[2025-10-04 02:29:36 DP7 TP7] ", "[2024-01-01 00:00:00] "
+    _shape("bracketed-time", r"^\[" + _DATE + r"[ T]" + _TIME + r"(?: [A-Z]+\d*)*\]\s?(?:" + _LEVEL_WORD
+           + r":?\s+)?"),
+    # TensorRT: "[04/09/2024-16:26:41] [TRT] [E] ", "[TRT-LLM] [W] "
+    _shape("tensorrt", r"^(?:\[\d\d/\d\d/\d{4}-" + _TIME + r"\] )?\[TRT(?:-LLM)?\] \[(?P<letter>[IWEV])\] "),
+    # python logging: "2026-05-25 20:16:09,412 - WARNING - name: ", "2024-12-26 10:14:09,664 name 42 ERROR ",
+    # "2024-12-26 10:14:09.664 | ERROR | mod:fn:12 - " (loguru), "2025-01-01T00:00:00.123Z ERROR "
+    _shape("python-logging", r"^" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)?\s+(?:[-|]\s+)?(?:[\w.]+\s+)?"
+           r"(?:\d+\s+)?" + _LEVEL_WORD + r"\b\s*(?:[-|:]\s*(?:(?P<origin>[\w.]+(?::[\w<>]+)*:\d+) - |[\w.]+: )?)?"),
+    # "2026-05-25 20:16:09,412 - flashinfer.jit - WARNING - "
+    _shape("python-logging-named", r"^" + _DATE + r"[ T]" + _TIME + r" - [\w.]+ - " + _LEVEL_WORD + r" - "),
+    # docker logs --timestamps, kubectl --timestamps: "2024-05-01T10:00:00.123456789Z "
+    _shape("rfc3339", r"^" + _DATE + r"T" + _TIME + r"(?:Z|[+-]\d\d:\d\d) "),
+    # Go's slog/logrus (Ollama): "time=2024-07-01T10:00:00.000Z level=ERROR source=server.go:12 msg=..."
+    _shape("logfmt", r"^time=\S+ level=(?P<level>[A-Za-z]+) (?:source=(?P<origin>\S+) )?"),
+    # dmesg: "[ 1234.567890] ", "[Thu Jan  4 10:00:00 2024] "
+    _shape("dmesg", r"^\[\s*\d+\.\d+\]\s?|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d " + _TIME + r" \d{4}\]\s?"),
+    # uvicorn and bare levels: "ERROR:    ", "WARNING:root:", "INFO:     Started server process"
+    _shape("level-colon", r"^" + _LEVEL_WORD + r":(?:[\w.]+:)?\s*(?=\S)"),
+    # a quoted paste or a shell prompt: "> ", "$ ", "# " (only with a space after)
+    _shape("quote", r"^>(?: |$)"),
+)
+_FIRST = frozenset("([0123456789>ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+MAX_PREFIXES = 5
+
+
+# Loggers of Python programs: a traceback printed right after such a line belongs to it
+# (logging's exc_info), so it was logged at that line's level. Native loggers (glog, absl,
+# TensorRT, the kernel) never print Python tracebacks.
+PYTHON_LOGGERS = frozenset({"vllm", "bracketed-time", "python-logging", "python-logging-named", "level-colon"})
+
+
+@dataclass(frozen=True, slots=True)
+class Unwrapped:
+    message: str
+    stream: str | None = None
+    level: str | None = None
+    origin: str | None = None
+    logger: str | None = None  # the SHAPES name of the header that gave the level
+    prefix: str = ""  # what was peeled off
+
+
+PLAIN = Unwrapped("")
+
+
+def unwrap(message: str) -> Unwrapped:
+    """The message without the relay and logger prefixes before it, and what they said."""
+    if not message or message[0] not in _FIRST:
+        return Unwrapped(message)
+    stream: str | None = None
+    level: str | None = None
+    origin: str | None = None
+    logger: str | None = None
+    start = 0
+    rest = message
+    for _ in range(MAX_PREFIXES):
+        for shape in SHAPES:
+            found = shape.pattern.match(rest)
+            if found is None or not found.end():
+                continue
+            if shape.name == "compose" and start:
+                continue  # "name | " only as the outermost relay, never inside a message
+            groups = found.groupdict()
+            if groups.get("stream"):
+                stream = _join(stream, groups["stream"])
+            word = groups.get("level") or groups.get("letter")
+            if word:
+                level = _LEVELS.get(word.upper(), level)
+                logger = shape.name
+            origin = groups.get("origin") or groups.get("origin2") or origin
+            start += found.end()
+            rest = rest[found.end():]
+            break
+        else:
+            break
+        if not rest or rest[0] not in _FIRST:
+            break
+    if not start:
+        return Unwrapped(message)
+    return Unwrapped(message[start:], stream, level, origin, logger, message[:start])
+
+
+def _join(outer: str | None, inner: str) -> str:
+    return inner if outer is None else f"{outer} {inner}"
+
+
+def strip(message: str) -> str:
+    """Only the message (for the model and for templates)."""
+    return unwrap(message).message
