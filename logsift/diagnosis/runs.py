@@ -382,9 +382,12 @@ class Diagnoser:
             return "healthy" if run.ready is not None else "stopped"
         ready_line = run.ready.line if run.ready is not None else 0
         # An error the program logged as a warning (an optional import, a first KV-cache size it
-        # then shrank) is one it carried on from: alone, it does not make the run a failure.
+        # then shrank) is one it carried on from: alone, it does not make a run fail that systemd
+        # saw running, or that came up. In a pasted excerpt (no lifecycle lines, never ready) it
+        # is all there is to go on, and it counts.
+        excerpt = run.opened_by == "implicit" and run.ready is None
         fatal = [f for f in run.findings
-                 if f.severity >= Severity.ERROR and f.line > ready_line and not f.event.logged_below_error]
+                 if f.severity >= Severity.ERROR and f.line > ready_line and (excerpt or not f.event.logged_below_error)]
         if fatal:
             return "failed"
         if run.ready is not None:
