@@ -1,0 +1,55 @@
+"""Relay and logger prefixes are peeled off each line, and what they said is kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from logsift.read.relay import unwrap
+
+CASES = [
+    # (line, message, stream, level, origin)
+    ("(EngineCore_0 pid=8146) ERROR 11-30 03:12:41 [core.py:632] Traceback (most recent call last):",
+     "Traceback (most recent call last):", "EngineCore_0 pid=8146", "error", "core.py:632"),
+    ("(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught",
+     "[Rank 1] Watchdog caught", "RayWorkerWrapper pid=4009 rank1", "error", "ProcessGroupNCCL.cpp:563"),
+    ("[rank6]:[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] [Rank 6] Watchdog caught collective",
+     "[Rank 6] Watchdog caught collective", "rank6", "error", "ProcessGroupNCCL.cpp:616"),
+    ('deepseek-v32-exp  |   File "/x.py", line 431, in initialize', '  File "/x.py", line 431, in initialize',
+     "deepseek-v32-exp", None, None),
+    ("[2025-10-04 02:29:36 DP7 TP7] Scheduler hit an exception:", "Scheduler hit an exception:", None, None, None),
+    ("2026-05-25 20:16:09,412 - WARNING - flashinfer.jit: Failed to get device capability",
+     "Failed to get device capability", None, "warning", None),
+    ("E1130 03:12:41.123456 1234 file.cc:12] Check failed", "Check failed", None, "error", "file.cc:12"),
+    ("2022-03-11 15:15:48.010379: W external/xla/x.cc:80] could not open file", "could not open file", None,
+     "warning", "external/xla/x.cc:80"),
+    ("[04/09/2024-16:26:41] [TRT] [E] 9: Error Code 9: Internal Error", "9: Error Code 9: Internal Error", None,
+     "error", None),
+    ("INFO:     Application startup complete.", "Application startup complete.", None, "info", None),
+    ("[ 1234.567890] NVRM: Xid (PCI:0000:01:00): 79", "NVRM: Xid (PCI:0000:01:00): 79", None, None, None),
+    ("> RuntimeError: boom", "RuntimeError: boom", None, None, None),
+    ("(APIServer pid=9) INFO 09-21 09:59:40 llm_engine.py:72] Init", "Init", "APIServer pid=9", "info",
+     "llm_engine.py:72"),
+    ("2024-12-26 10:14:09.664 | ERROR    | sglang.srt:run:12 - oops", "oops", None, "error", "sglang.srt:run:12"),
+    ('time=2024-07-01T10:00:00.000Z level=ERROR source=server.go:12 msg="x"', 'msg="x"', None, "error",
+     "server.go:12"),
+    ("(Worker pid=1) (Worker_TP1 pid=1) ERROR 03-05 09:56:09 [multiproc_executor.py:880] [1/11] nvcc",
+     "[1/11] nvcc", "Worker pid=1 Worker_TP1 pid=1", "error", "multiproc_executor.py:880"),
+]
+
+
+@pytest.mark.parametrize(("line", "message", "stream", "level", "origin"), CASES)
+def test_prefixes_are_peeled_off(line: str, message: str, stream: str | None, level: str | None,
+                                 origin: str | None) -> None:
+    got = unwrap(line)
+    assert (got.message, got.stream, got.level, got.origin) == (message, stream, level, origin)
+    assert got.prefix + got.message == line
+
+
+@pytest.mark.parametrize("line", [
+    "Traceback (most recent call last):", "  File \"/x.py\", line 1, in <module>", "RuntimeError: CUDA error: out of memory",
+    "(most recent call last)", "nvcc fatal   : Unsupported gpu architecture 'compute_120'", "",
+    "x = a | b", "Error: listen tcp 127.0.0.1:11434: bind: address already in use",
+])
+def test_messages_without_a_prefix_are_left_alone(line: str) -> None:
+    got = unwrap(line)
+    assert (got.message, got.stream, got.level) == (line, None, None)
