@@ -13,7 +13,7 @@ import re
 import shlex
 import textwrap
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, Mapping, TextIO
 
 import click
 from tabulate import tabulate
@@ -103,6 +103,20 @@ class _Writer:
     def add(self, *lines: str) -> None:
         self.lines.extend(lines)
 
+    def wrapped(self, text: str, indent: str, paint: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        """One logical line wrapped to the width (its words whole), then pieces of it coloured:
+        `paint` maps a piece of the text to click.style arguments."""
+        kept = _CODE.sub(lambda match: match.group().replace(" ", _KEEP), text)
+        lines = [line.replace(_KEEP, " ") for line in textwrap.wrap(
+            kept, max(self.width, len(indent) + 20), subsequent_indent=indent, break_long_words=False,
+            break_on_hyphens=False)] or [text]
+        for piece, style in (paint or {}).items():
+            for index, line in enumerate(lines):
+                if piece in line:
+                    lines[index] = line.replace(piece, self.style(piece, **style), 1)
+                    break
+        self.add(*lines)
+
     # -- one block --------------------------------------------------------------------------
 
     def block(self, number: int, block: _Block) -> None:
@@ -122,12 +136,13 @@ class _Writer:
         self.context(incident)
 
     def incident_header(self, number: int, incident: Incident) -> None:
-        style, clock = self.style, self.options.clock
+        clock = self.options.clock
         unit = safe(incident.unit or "(unit unknown)")
         host = f" on {safe(incident.host)}" if incident.host else ""
         failed = len(incident.failed_runs)
-        title = f"Incident {number}: {unit}{host}, {failed} failed run{'s' if failed != 1 else ''}, "
-        self.add(style(title, bold=True) + self.state(incident))
+        title = f"Incident {number}: {unit}{host}, {failed} failed run{'s' if failed != 1 else ''},"
+        state = self.state(incident, plain=True)
+        self.wrapped(f"{title} {state}", "    ", paint={title: {"bold": True}, state: self.state_style(incident)})
         if incident.first_seen is not None or incident.last_seen is not None:
             self.add(f"  {clock(incident.first_seen)} -> {clock(incident.last_seen)}")
         if len(incident.runs) > 1:
@@ -139,8 +154,8 @@ class _Writer:
         hosts = [safe(incident.host or "?") for incident in block.incidents]
         root = first.root_cause
         cause = root.rule_id if root else "?"
-        self.add(self.style(f"Incident {number}: {safe(first.unit or '(unit unknown)')} on {len(hosts)} hosts, "
-                            f"same cause: {cause}", bold=True))
+        title = f"Incident {number}: {safe(first.unit or '(unit unknown)')} on {len(hosts)} hosts, same cause: {cause}"
+        self.wrapped(title, "    ", paint={title: {"bold": True}})
         self.add(*wrap("hosts: " + ", ".join(hosts), self.width, "    ", "  "))
         table = []
         for incident in block.incidents:
@@ -156,10 +171,12 @@ class _Writer:
         self.add(*("  " + line for line in body.splitlines()))
 
     def state(self, incident: Incident, plain: bool = False) -> str:
-        if incident.resolved:
-            text = f"RESOLVED at {self.options.clock(incident.resolved_at)}"
-            return text if plain else self.style(text, fg="green", bold=True)
-        return "UNRESOLVED" if plain else self.style("UNRESOLVED", fg="red", bold=True)
+        text = f"RESOLVED at {self.options.clock(incident.resolved_at)}" if incident.resolved else "UNRESOLVED"
+        return text if plain else self.style(text, **self.state_style(incident))
+
+    @staticmethod
+    def state_style(incident: Incident) -> dict[str, Any]:
+        return {"fg": "green" if incident.resolved else "red", "bold": True}
 
     def run_lines(self, number: int, run: Run) -> None:
         started = self.options.clock(run.started) if run.started else f"line {run.first_line}"
@@ -171,10 +188,10 @@ class _Writer:
         exit_text = f" ({safe(run.exit or run.result or '')})" if (run.exit or run.result) else ""
         root = run.root_cause
         if root is None:
-            self.add(f"  run {number}  {started}  failed{after}{exit_text}: cause not found")
+            self.wrapped(f"  run {number}  {started}  failed{after}{exit_text}: cause not found", " " * 9)
             return
         model = f" (suggested by the model, {root.confidence:.2f})" if root.source == "model" else ""
-        self.add(f"  run {number}  {started}  failed{after}{exit_text}: {root.rule_id}{model}")
+        self.wrapped(f"  run {number}  {started}  failed{after}{exit_text}: {root.rule_id}{model}", " " * 9)
         prefix = f"         line {root.number}: "
         self.add(prefix + cut(root.text, self.width - len(prefix)))
 
@@ -184,10 +201,10 @@ class _Writer:
         which = " (latest failed run)" if len(incident.failed_runs) > 1 else ""
         if fleet:
             which += f" (as on {safe(incident.host or '?')})"
-        severity = style(described["severity"].upper(), fg="red" if described["severity"] == "critical" else "yellow",
-                         bold=True)
-        self.add(f"  {style('Root cause' + which, bold=True)}: {safe(described['title'])}  "
-                 f"[{described['class']}, {severity}]")
+        severity = described["severity"].upper()
+        label = "Root cause" + which
+        self.wrapped(f"  {label}: {safe(described['title'])}  [{described['class']}, {severity}]", "    ",
+                     paint={label: {"bold": True}})
         if described.get("suggestion"):
             # No rule matched: the learned fallback's reading, to be checked against the evidence.
             self.add(*(style(line, fg="yellow") for line in wrap(
@@ -245,7 +262,7 @@ class _Writer:
         for noted in report.findings[:20]:
             where = f" on {safe(noted.unit)}" if noted.unit else ""
             times = f", {noted.count} times (last line {noted.last_line})" if noted.count > 1 else ""
-            self.add(f"  line {noted.finding.number}{where}{times}: {noted.finding.rule_id}")
+            self.wrapped(f"  line {noted.finding.number}{where}{times}: {noted.finding.rule_id}", "      ")
             self.add("      " + cut(noted.finding.text, self.width - 6))
         self.add("")
 
