@@ -32,6 +32,7 @@ class Counts:
     first: datetime | None = None
     last: datetime | None = None
     prioritized: int = 0  # records that carry a syslog priority (structured input)
+    kernel: bool = False  # whether any line of the kernel was read (journalctl -u leaves them out)
 
     def see(self, record: Record) -> None:
         self.entries += 1
@@ -44,6 +45,8 @@ class Counts:
             self.hosts.add(record.host)
         if record.priority is not None:
             self.prioritized += 1
+        if not self.kernel and (record.identifier == "kernel" or " kernel: " in record.message):
+            self.kernel = True  # (the second: a paste whose prefix lost its host, "Mar 27 17:40:36 kernel: ")
         if record.timestamp is not None:
             self.widen(record.timestamp)
 
@@ -80,6 +83,8 @@ class _Skipping:
     def flagged(self, batch: list[str]) -> list[bool]:
         self.used = True
         self.lines += len(batch)
+        if not self._counts.kernel:  # the kernel's healthy lines are skipped, but were they there?
+            self._counts.kernel = " kernel: " in "\n".join(batch)
         return [bool(hits) for hits in self._scan(batch)]
 
     def busy(self) -> bool:

@@ -260,3 +260,17 @@ def test_a_progress_bar_for_long_inputs_only_when_asked_or_on_a_terminal(monkeyp
     assert "reading journal.txt" in err
     _, _, err = invoke(str(SEED))  # stderr is no terminal here
     assert "reading journal.txt" not in err
+
+
+def test_piped_unit_text_says_the_kernel_lines_are_missing_and_how_to_see_them() -> None:
+    text = ("May 25 20:00:01 gpu-7 systemd[1]: Started x.service - X.\n"
+            "May 25 20:00:09 gpu-7 python3[811]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+            "May 25 20:00:10 gpu-7 systemd[1]: x.service: Main process exited, code=exited, status=1/FAILURE\n")
+    _, out, _ = invoke(input=text)
+    assert "The kernel's lines were not in the input" in out
+    assert "journalctl _TRANSPORT=kernel -S '2026-05-25 19:58:01' -U '2026-05-25 20:00:10'" in out
+    _, document = report(input=text)
+    assert document["summary"]["kernel_lines"] is False
+    with_kernel = text + "May 25 20:00:11 gpu-7 kernel: usb 1-1: new high-speed USB device number 2\n"
+    _, out, _ = invoke(input=with_kernel)
+    assert "The kernel's lines were not in the input" not in out

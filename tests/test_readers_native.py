@@ -210,3 +210,33 @@ def test_no_live_journal_is_one_clear_line(backend: str) -> None:
     code, _, err = invoke("-u", "sglang-k26", "--journal-reader", backend)
     assert code == 2
     assert err == f"logsift: error: {selection.NO_JOURNAL}\n"
+
+
+KILLED_BY_XID = """\
+May 25 20:00:01 gpu-7 systemd[1]: Started x.service - X.
+May 25 20:00:09 gpu-7 python3[811]: RuntimeError: CUDA error: an illegal memory access was encountered
+May 25 20:00:10 gpu-7 systemd[1]: x.service: Main process exited, code=exited, status=1/FAILURE
+May 25 20:00:10 gpu-7 systemd[1]: x.service: Failed with result 'exit-code'.
+"""
+
+
+@pytest.fixture(scope="module")
+def xid_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    entries = short_to_entries(KILLED_BY_XID, unit="x.service")
+    first = dict(entries[1])
+    kernel = [("__REALTIME_TIMESTAMP", str(int(first["__REALTIME_TIMESTAMP"]) - 500_000)),
+              ("__MONOTONIC_TIMESTAMP", first["__MONOTONIC_TIMESTAMP"]), ("_BOOT_ID", first["_BOOT_ID"]),
+              ("PRIORITY", "4"), ("SYSLOG_IDENTIFIER", "kernel"), ("_TRANSPORT", "kernel"),
+              ("_HOSTNAME", "gpu-7"), ("_MACHINE_ID", first["_MACHINE_ID"]),
+              ("MESSAGE", "NVRM: Xid (PCI:0000:3b:00): 79, pid=811, GPU has fallen off the bus.")]
+    return build_journal(entries_export([entries[0], kernel, *entries[1:]]),
+                         tmp_path_factory.mktemp("xid") / "xid.journal")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unit_selection_keeps_the_kernel_lines_that_killed_it(xid_journal: Path, backend: str) -> None:
+    _, document = report("--journal-reader", backend, "--file", str(xid_journal), "-u", "x")
+    [incident] = document["incidents"]
+    assert incident["unit"] == "x.service" and incident["root_cause"]["class"] == "gpu.xid"
+    _, other = report("--journal-reader", backend, "--file", str(xid_journal), "-u", "y")
+    assert other["incidents"] == []  # the kernel's lines alone are not another unit's incident

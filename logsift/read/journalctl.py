@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import heapq
 import os
 import shutil
 import subprocess
@@ -75,22 +76,40 @@ def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
         raise InputError(NO_JOURNAL)  # journalctl -o export would print nothing and exit 0
     if selection.directory and not journal_files(selection.directory):
         raise InputError(f"no journal files in {selection.directory} (looked {JOURNAL_DEPTH} folders deep)")
+    streams = [_child(command(selection, program), selection, source, problems)]
+    if selection.units:
+        # journalctl -u leaves out the kernel, whose Xid or OOM-killer line may be what killed the
+        # unit: read the kernel's entries of the same window too (a second child: journalctl
+        # cannot OR a match with -u).
+        kernel = [*command(replace(selection, units=()), program), "_TRANSPORT=kernel"]
+        streams.append(_child(kernel, selection, source, problems))
+    line = 1
+    boot: str | None = None
+    ordered = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=_realtime)
+    for record in ordered:
+        if boot is not None and record.boot != boot:
+            line += 1  # journalctl -o short prints "-- Boot ... --" here
+        boot = record.boot
+        yield replace(record, line=line, entry=sequence_number(record.fields or {}))
+        line += record.lines
+
+
+def _realtime(record: Record) -> int:
+    text = (record.fields or {}).get("__REALTIME_TIMESTAMP", "")
+    return int(text) if text.isdigit() else 0
+
+
+def _child(argv: list[str], selection: Selection, source: str, problems: ReadProblems) -> Iterator[Record]:
+    """The records a journalctl child prints in export format; its failure as an InputError."""
     with tempfile.TemporaryFile() as errors:
         # stderr to a file, not a pipe: a chatty journalctl must not block while we read stdout.
-        child = subprocess.Popen(command(selection, program), stdout=subprocess.PIPE, stderr=errors,
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors,
                                  stdin=subprocess.DEVNULL, env={**os.environ, "SYSTEMD_COLORS": "0"})
         assert child.stdout is not None
         try:
             with contextlib.suppress(OSError):  # a smaller pipe only costs speed
                 fcntl.fcntl(child.stdout.fileno(), F_SETPIPE_SZ, PIPE_SIZE)
-            line = 1
-            boot: str | None = None
-            for record in ExportReader(source, problems).read(cast(BinaryIO, child.stdout)):
-                if boot is not None and record.boot != boot:
-                    line += 1  # journalctl -o short prints "-- Boot ... --" here
-                boot = record.boot
-                yield replace(record, line=line, entry=sequence_number(record.fields or {}))
-                line += record.lines
+            yield from ExportReader(source, problems).read(cast(BinaryIO, child.stdout))
             status = child.wait()
         finally:
             if child.poll() is None:

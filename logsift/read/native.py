@@ -74,6 +74,11 @@ def _apply(journal: Any, selection: Selection) -> bool:
             for match in group:  # different fields in one group: all must hold
                 journal.add_match(match)
             journal.add_disjunction()
+    if units:
+        # journalctl -u leaves out the kernel, whose Xid or OOM-killer line may be what killed
+        # the unit; diagnosis gives a kernel line only to a run that failed right after it.
+        journal.add_match("_TRANSPORT=kernel")
+        journal.add_disjunction()
     if boot is not None:
         journal.add_conjunction()
         journal.add_match(f"_BOOT_ID={boot}")

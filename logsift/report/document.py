@@ -68,6 +68,7 @@ class Summary:
     warnings: tuple[str, ...] = ()  # what the readers skipped or cut
     notes: tuple[str, ...] = ()  # what the reader should know: read nothing, kernel lines absent, ...
     regex_timeouts: int = 0
+    kernel_lines: bool = True  # False when the input has none (journalctl -u leaves them out)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class Report:
             warnings=tuple(warnings),
             notes=tuple(notes),
             regex_timeouts=analysis.regex_timeouts,
+            kernel_lines=counts.kernel or (origin is not None and origin.journal),
         )
         unclassified = _templates(finding for finding in diagnosis.unclassified
                                   if _selected(finding.record.unit, wanted) or finding.record.unit is None)
@@ -156,6 +158,7 @@ class Report:
                 "notes": list(summary.notes),
                 "skipped_rules": list(rules.skipped),
                 "regex_timeouts": summary.regex_timeouts,
+                "kernel_lines": summary.kernel_lines,
             },
         }
 
@@ -163,12 +166,26 @@ class Report:
 def _templates(findings: Iterable[Finding]) -> tuple[Template, ...]:
     miner = TemplateMiner()
     for finding in findings:
-        miner.add(finding.text, finding.number, finding.record.host)
+        text, line = _telling_line(finding)
+        miner.add(text, line, finding.record.host)
     return tuple(
         Template(clip(redact(cluster.template)), cluster.count, clip(redact(cluster.example)), cluster.line,
                  tuple(sorted(cluster.hosts)))
         for cluster in miner.clusters()
     )
+
+
+def _telling_line(finding: Finding) -> tuple[str, int]:
+    """The line that says what failed: the finding's own (an exception or fatal line), or, for
+    a traceback cut before its exception line, its deepest frame: forty copies of one failure are
+    one template, two failures cut at different places are two."""
+    if "Traceback (most recent call last)" not in finding.text:
+        return finding.text, finding.number
+    for record in reversed(finding.event.records):
+        for text in reversed(record.message.split("\n")):
+            if text.strip() and "Traceback (most recent call last)" not in text:
+                return text.strip(), record.number
+    return finding.text, finding.number
 
 
 def _selected(unit: str | None, wanted: tuple[str, ...]) -> bool:

@@ -18,7 +18,8 @@ from typing import Any, Mapping, TextIO
 import click
 from tabulate import tabulate
 
-from logsift.records import Finding, Incident, Run
+from logsift.diagnosis.runs import HOST_EVENT_WINDOW
+from logsift.records import Finding, Incident, Run, SinceBoot
 from logsift.report.common import RenderOptions
 from logsift.report.document import Origin, Report
 from logsift.report.table import HEADERS, rows
@@ -251,6 +252,12 @@ class _Writer:
         if command:
             # Never wrapped: a command must survive copy and paste whatever the width.
             self.add("", "  " + self.style("The whole run", bold=True), f"    {command}")
+        kernel = kernel_command(incident, self.options) if not self.report.summary.kernel_lines else None
+        if kernel:
+            self.add(*wrap("The kernel's lines were not in the input (journalctl -u leaves them out); an Xid or "
+                           "an OOM kill there may be what killed the run. To see them (`journalctl -k` would "
+                           "look in the current boot only):", self.width, "    ", "  "),
+                     f"    {kernel}")
 
     # -- the whole report -----------------------------------------------------------------
 
@@ -291,6 +298,18 @@ def context_command(incident: Incident, origin: Origin, options: RenderOptions) 
     if options.utc:
         words.append("--utc")
     return " ".join(shlex.quote(safe(word)) for word in words)
+
+
+def kernel_command(incident: Incident, options: RenderOptions) -> str | None:
+    """journalctl -k over the failed runs of the incident, from two minutes before the first."""
+    times = [stamp for run in incident.failed_runs for stamp in (run.started, run.ended) if stamp is not None]
+    if not times or any(isinstance(stamp, SinceBoot) for stamp in times):
+        return None
+    utc = " UTC" if options.utc else ""
+    since = options.clock(min(times) - HOST_EVENT_WINDOW, zone=False) + utc
+    until = options.clock(max(times), zone=False) + utc
+    # Not `journalctl -k`: it implies -b, the current boot, and the run may be of an earlier one.
+    return " ".join(["journalctl", "_TRANSPORT=kernel", "-S", shlex.quote(since), "-U", shlex.quote(until)])
 
 
 def _symptoms(run: Run) -> str:
