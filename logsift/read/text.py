@@ -19,6 +19,8 @@ from logsift.sanitize import strip_ansi
 
 _MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
 _TAIL = r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
+# A paste may have lost the host ("Mar 27 17:40:36 kernel: NVRM: Xid ..."): a host never ends in ":".
+_TAIL_HOSTLESS = r" (?:(?P<host>\S*[^\s:]) )?(?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<msg>.*)$"
 
 # Order matters only for speed: the format that matched last is tried first.
 PREFIXES: dict[str, re.Pattern[str]] = {
@@ -26,7 +28,7 @@ PREFIXES: dict[str, re.Pattern[str]] = {
         r"^(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)" + _TAIL
     ),
     "short": re.compile(
-        r"^(?P<mon>[A-Z][a-z]{2}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d+)?" + _TAIL
+        r"^(?P<mon>[A-Z][a-z]{2}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d+)?" + _TAIL_HOSTLESS
     ),
     "short-full": re.compile(
         r"^[A-Z][a-z]{2} (?P<full>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<tz>[A-Za-z+\-\d]+)"
