@@ -1,17 +1,22 @@
-"""Real failure output captured on a GPU machine (fixtures/captured/README.md says how):
-each must be diagnosed as the class recorded in fixtures/captured/expected.tsv."""
+"""Real failure output captured on a GPU machine (fixtures/captured/README.md says how): each must
+be diagnosed as the class recorded in fixtures/captured/expected.tsv, as printed, and as the
+journal of a systemd unit that ran the command, read as journalctl text and as a native journal
+file (built by systemd-journal-remote)."""
 
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 
 from tests.helpers import FIXTURES, report
+from tests.journal_tools import build_journal, entries_export, have_journal_remote, short_to_entries
 
 CAPTURED = FIXTURES / "captured"
 with open(CAPTURED / "expected.tsv", newline="") as handle:
     EXPECTED = [(row["file"], row["class"]) for row in csv.DictReader(handle, delimiter="\t")]
+UNIT = "gpu-job.service"
 
 
 def _predicted(incidents: list[dict[str, object]]) -> str:
@@ -19,8 +24,37 @@ def _predicted(incidents: list[dict[str, object]]) -> str:
     return str(causes[-1]["class"]) if causes else "healthy"  # type: ignore[index]
 
 
+def as_unit_journal(name: str, expected: str) -> str:
+    """The capture as `journalctl -u gpu-job` would show it had systemd run the command: each
+    output line an entry of the service's process, between systemd's start and exit lines."""
+    lines = [f"Dec 01 11:57:{second:02d} gpu-7 systemd[1]: Started {UNIT} - GPU job." for second in (0,)]
+    for line in (CAPTURED / name).read_text(encoding="utf-8", errors="replace").splitlines():
+        lines.append(f"Dec 01 11:57:05 gpu-7 python3[4242]: {line}")
+    if expected != "healthy":
+        lines.append(f"Dec 01 11:57:09 gpu-7 systemd[1]: {UNIT}: Main process exited, code=exited, status=1/FAILURE")
+        lines.append(f"Dec 01 11:57:09 gpu-7 systemd[1]: {UNIT}: Failed with result 'exit-code'.")
+    return "\n".join(lines) + "\n"
+
+
 @pytest.mark.parametrize(("name", "expected"), EXPECTED, ids=[name for name, _ in EXPECTED])
 def test_captured_output(name: str, expected: str) -> None:
     code, got = report(str(CAPTURED / name))
     assert _predicted(got["incidents"]) == expected
     assert code == (0 if expected == "healthy" else 1)
+
+
+@pytest.mark.parametrize(("name", "expected"), EXPECTED, ids=[name for name, _ in EXPECTED])
+def test_captured_output_as_a_units_journal_text(name: str, expected: str) -> None:
+    _, got = report(input=as_unit_journal(name, expected))
+    assert _predicted(got["incidents"]) == expected
+    if expected != "healthy":
+        assert [incident["unit"] for incident in got["incidents"]] == [UNIT]
+
+
+@pytest.mark.skipif(not have_journal_remote(), reason="needs systemd-journal-remote and journalctl")
+@pytest.mark.parametrize(("name", "expected"), EXPECTED, ids=[name for name, _ in EXPECTED])
+def test_captured_output_as_a_native_journal(name: str, expected: str, tmp_path: Path) -> None:
+    entries = short_to_entries(as_unit_journal(name, expected), unit=UNIT, year=2026)
+    journal = build_journal(entries_export(entries), tmp_path / "gpu-job.journal")
+    _, got = report("--file", str(journal), "-u", UNIT)
+    assert _predicted(got["incidents"]) == expected
