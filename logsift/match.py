@@ -123,17 +123,17 @@ class Matcher:
                 if 2 * number in hits:
                     found = self._search(rule, rule.fallbacks, record.message.split("\n"), record)
                     if found is not None:
-                        findings[rule.id] = self._finding(rule, found, event)
+                        findings[rule.id] = self._finding(rule, found, event, weaker=True)
                         break
         ordered = sorted(findings.values(), key=lambda finding: (finding.line, -finding.priority))
         return Matched(grouped, self._explained_on_same_line(ordered), facts)
 
     @staticmethod
-    def _finding(rule: Rule, found: tuple[int, str, dict[str, str]], event: Event) -> Finding:
+    def _finding(rule: Rule, found: tuple[int, str, dict[str, str]], event: Event, weaker: bool = False) -> Finding:
         line, text, fields = found
         return Finding(
             rule_id=rule.id, severity=rule.severity, priority=rule.priority, line=line, text=text,
-            event=event, fields=fields,
+            event=event, fields=fields, weaker=weaker,
         )
 
     def _explained_on_same_line(self, findings: list[Finding]) -> list[Finding]:

@@ -132,6 +132,7 @@ class Finding:
     confidence: float = 1.0
     # Other lines that supplied values for `fields` ([[context]] regexes): (line, text).
     context: tuple[tuple[int, str], ...] = ()
+    weaker: bool = False  # found by a `fallback = true` [[match]]: weaker evidence of its class
 
     @property
     def record(self) -> Record:

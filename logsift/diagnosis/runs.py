@@ -435,7 +435,9 @@ class Diagnoser:
             if rule is not None:
                 explained.update(other for other in rule.explains if other != finding.rule_id and other in present)
         candidates = [f for f in causes if f.rule_id not in explained] or causes
-        return max(candidates, key=lambda f: (_rank(f), f.severity, -f.line))
+        # Within a rank, a finding of a rule's own wording beats its weaker evidence (a kernel's
+        # OOM report header beats nothing, but the kill line that names the victim beats it).
+        return max(candidates, key=lambda f: (_rank(f), not f.weaker, f.severity, -f.line))
 
     def _enrich(self, root: Finding, facts: Iterable[Fact]) -> Finding:
         fields = dict(root.fields)
