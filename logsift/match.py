@@ -2,19 +2,22 @@
 
 A rule gives at most one finding per event: its earliest matching line (the first error is
 the closest to the cause). `[[context]]` regexes give facts (values seen elsewhere in the run)
-that diagnosis uses to fill in the root cause's explanation.
+that diagnosis uses to fill in the root cause's explanation; the `[[fact]]` entries of facts.toml
+give `RunFact`s, values that describe the run whatever its cause (CUDA_HOME, versions, arguments).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Protocol, Sequence
 
 from logsift.group import GroupedEvent
-from logsift.records import Event, Finding, Record
+from logsift.records import Event, Finding, Record, RunFact
 from logsift.rules import Pattern, Rule, RuleSet
+from logsift.rules.facts import clean
 from logsift.rules.prefilter import Prefilter, build_prefilter
+from logsift.sanitize import redact
 
 REGEX_TIMEOUT = 0.25
 # Lines that grouping must see even when no rule's literal occurs in them: the start of a
@@ -45,18 +48,25 @@ class Matched:
     event: GroupedEvent
     findings: list[Finding]
     facts: list[Fact]
+    observed: list[RunFact] = field(default_factory=list)  # from facts.toml
 
 
 class Matcher:
     def __init__(self, rules: RuleSet, engine: str = "auto") -> None:
         self.rules = rules
-        # Owner ids: 2*i for rule i's [[match]] literals, 2*i+1 for its [[context]] literals.
+        # Owner ids: 2*i for rule i's [[match]] literals, 2*i+1 for its [[context]] literals,
+        # 2*len(rules)+j for the j-th [[fact]].
         pairs: list[tuple[str, int]] = []
         for number, rule in enumerate(rules.rules):
             for pattern in rule.matches:
                 pairs.extend((literal, 2 * number) for literal in pattern.literals)
             for pattern in rule.context:
                 pairs.extend((literal, 2 * number + 1) for literal in pattern.literals)
+        self.fact_base = 2 * len(rules.rules)
+        for number, fact in enumerate(rules.facts):
+            if fact.pattern is not None:
+                pairs.extend((literal, self.fact_base + number) for literal in fact.pattern.literals)
+        self.field_facts = tuple(fact for fact in rules.facts if fact.field is not None)
         pairs.extend((literal, MARKER) for literal in MARKERS)
         self.prefilter: Prefilter = build_prefilter(pairs, engine)
         self.timeouts = 0
@@ -87,6 +97,7 @@ class Matcher:
     def match(self, grouped: GroupedEvent) -> Matched:
         findings: dict[str, Finding] = {}
         facts: list[Fact] = []
+        observed: list[RunFact] = []
         event = grouped.event
         candidates = [(record, hits) for record, hits in zip(event.records, grouped.hits, strict=True) if hits]
         if event.kind == "traceback" and candidates:
@@ -99,6 +110,9 @@ class Matcher:
             lines = record.message.split("\n")
             for owner in sorted(hits):
                 if owner == MARKER:
+                    continue
+                if owner >= self.fact_base:
+                    observed.extend(self._observe(owner - self.fact_base, lines, record))
                     continue
                 rule = self.rules.rules[owner // 2]
                 if owner % 2 == 0:
@@ -125,8 +139,34 @@ class Matcher:
                     if found is not None:
                         findings[rule.id] = self._finding(rule, found, event, weaker=True)
                         break
+        if self.field_facts:
+            observed.extend(self._fields(event.records))
         ordered = sorted(findings.values(), key=lambda finding: (finding.line, -finding.priority))
-        return Matched(grouped, self._explained_on_same_line(ordered), facts)
+        return Matched(grouped, self._explained_on_same_line(ordered), facts, observed)
+
+    def _observe(self, number: int, lines: list[str], record: Record) -> Iterator[RunFact]:
+        fact = self.rules.facts[number]
+        for offset, text in enumerate(lines):
+            try:
+                found = list(fact.extract(text))
+            except TimeoutError:
+                self.timeouts += 1
+                continue
+            line = record.entry if record.entry is not None else record.line + (offset if record.lines > 1 else 0)
+            for name, label, value in found:
+                # Facts are shown, never needed raw: a token in a launch argument goes no further.
+                yield RunFact(name, label, redact(value), line, text, fact.kind)
+
+    def _fields(self, records: Sequence[Record]) -> Iterator[RunFact]:
+        """Facts from journal fields (structured input): `_CMDLINE` and the like, of the
+        service's own processes (PID 1's command line says nothing about the service)."""
+        for record in records:
+            if not record.fields or record.is_systemd:
+                continue
+            for fact in self.field_facts:
+                value = record.fields.get(fact.field or "")
+                if value:
+                    yield RunFact(fact.name, fact.label, redact(clean(value)), record.number, record.message, fact.kind)
 
     @staticmethod
     def _finding(rule: Rule, found: tuple[int, str, dict[str, str]], event: Event, weaker: bool = False) -> Finding:

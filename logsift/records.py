@@ -149,6 +149,19 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class RunFact:
+    """A value that describes a run (CUDA_HOME, the nvcc used, a version, the launch arguments),
+    read by a `[[fact]]` of facts.toml; `line` is the line (or journal entry) it was read from."""
+
+    name: str  # "cuda_home", or "environment.CUDA_HOME" for a fact with a key
+    label: str  # what reports show: "CUDA_HOME"
+    value: str
+    line: int
+    text: str
+    kind: str = "value"  # or "arguments": compared argument by argument
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     """One start of a unit, from systemd's "Started" (or the first line seen) to its end."""
 
@@ -166,6 +179,18 @@ class Run:
     symptoms: tuple[Finding, ...]
     invocation: str | None = None
     observed_start: bool = True  # False when the input began after the run had started
+    # What the run showed of its environment, in the order facts.toml defines the facts: the
+    # first value of each fact first; a fact that took several values in the run has several.
+    facts: tuple[RunFact, ...] = ()
+    ready: Finding | None = None  # the line that said the server is up
+    reload: Record | None = None  # systemd's "Reloading." (daemon-reload) since the unit's previous start
+
+    def fact(self, name: str) -> RunFact | None:
+        """The first value the run showed of a fact."""
+        for fact in self.facts:
+            if fact.name == name:
+                return fact
+        return None
 
     @property
     def failed(self) -> bool:

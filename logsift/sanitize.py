@@ -9,6 +9,9 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@
 # Remnants left when a paste dropped the ESC byte: "[36m(RayWorker pid=1)[0m".
 _ANSI_REMNANT = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m(?=\S|$)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Characters that reorder or hide text where it is shown (bidirectional overrides and isolates,
+# "Trojan Source"; zero-width marks): a log line must read as it was written.
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 _SECRETS: tuple[tuple[re.Pattern[str], str], ...] = (
     # user:password@ in URLs
@@ -43,7 +46,8 @@ def strip_ansi(text: str) -> str:
 def printable(text: str) -> str:
     """Text that cannot move a terminal's cursor or change its state."""
     text = strip_ansi(text)
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    text = _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return _INVISIBLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def redact(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from logsift.check.facts import check_facts
 from logsift.check.samples import check_rule
 from logsift.match import Matcher
 from logsift.rules import load_rules
@@ -20,3 +21,11 @@ def test_rule_samples(rule_id: str) -> None:
 
 def test_library_is_not_empty() -> None:
     assert len(RULES) >= 9
+
+
+def test_fact_samples() -> None:
+    paths = sorted({fact.path for fact in RULES.facts})
+    assert paths, "the bundled library has a facts.toml"
+    for path in paths:
+        problems = check_facts(path, RULES, MATCHER)
+        assert not problems, "\n".join(map(str, problems))

@@ -156,7 +156,7 @@ def _tried(matched: Matched, rules: RuleSet) -> Iterator[Tried]:
     for record, owners in zip(matched.event.event.records, matched.event.hits, strict=True):
         lowered = record.message.lower()
         for owner in sorted(owners):
-            if owner < 0:  # grouping's markers (a traceback starts here), not a rule
+            if owner < 0 or owner >= 2 * len(rules.rules):  # grouping's markers, or facts.toml
                 continue
             rule = rules.rules[owner // 2]
             kind = "match" if owner % 2 == 0 else "context"

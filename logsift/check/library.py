@@ -3,7 +3,8 @@
 `check_library` loads every rule file on its own, so that one broken file does not hide the
 next, and reports every problem as `path:line: reason`: schema and TOML errors, regexes that do
 not compile or risk catastrophic backtracking, ids that do not follow from the path, `explains`
-naming classes that do not exist, and every way the annotated samples can disagree with the rule.
+naming classes that do not exist, and every way the annotated samples can disagree with the rule;
+the same for `facts.toml` and its samples (check/facts.py).
 
 `trial` runs one rule's regexes over every line of a log, like fail2ban-regex: hits per regex
 with captures, and the lines that the prefilter selected for the rule but no regex matched.
@@ -17,10 +18,13 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from logsift.check import samples
+from logsift.check.facts import check_facts
 from logsift.exceptions import RuleError, UsageError
 from logsift.match import REGEX_TIMEOUT, Matcher
 from logsift.records import Record
 from logsift.rules import Pattern, Rule, RuleSet, default_pattern_dirs, load_rule, regex_risk
+from logsift.rules.facts import FILE as FACTS_FILE
+from logsift.rules.facts import FactRule, load_facts
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TOML_LINE = re.compile(r"\(at line (\d+)")
@@ -60,11 +64,18 @@ def check_library(directories: Sequence[Path] | None = None, extra: Sequence[Pat
     loaded: dict[str, Rule] = {}
     known: set[str] = set()
     broken: set[str] = set()
+    facts: list[FactRule] = []
     files = 0
     for directory in dirs:
         if not directory.is_dir():
             raise UsageError("rule directory does not exist", str(directory))
         for path in sorted(directory.rglob("*.toml")):
+            if path.relative_to(directory).parts == (FACTS_FILE,):
+                try:
+                    facts.extend(load_facts(path))
+                except RuleError as error:
+                    problems.append(_from_rule_error(error, path))
+                continue
             files += 1
             rule_id = rule_id_for(path)
             known.add(rule_id)
@@ -79,8 +90,13 @@ def check_library(directories: Sequence[Path] | None = None, extra: Sequence[Pat
                 problems.append(_from_rule_error(error, path))
                 broken.add(rule_id)
         problems.extend(_orphan_samples(directory))
-    rules = RuleSet(tuple(sorted(loaded.values(), key=lambda rule: (-rule.priority, rule.id))))
-    matcher = Matcher(rules) if rules.rules else None
+    rules = RuleSet(tuple(sorted(loaded.values(), key=lambda rule: (-rule.priority, rule.id))), facts=tuple(facts))
+    matcher = Matcher(rules) if rules.rules or rules.facts else None
+    for path in dict.fromkeys(fact.path for fact in facts):
+        problems.extend(_from_where(problem.where, problem.message) for problem in check_facts(path, rules, matcher))
+    for fact in facts:
+        for risk in regex_risk.risks(fact.pattern.source) if fact.pattern is not None else ():
+            problems.append(Problem(str(fact.path), fact.line, f"[[fact]] {fact.name} #{fact.index + 1}: {risk}"))
     for rule in rules.rules:
         problems.extend(_explains_problems(rule, known))
         problems.extend(_risk_problems(rule))

@@ -22,6 +22,7 @@ DEFAULT_COMMAND = "triage"
 # name -> "module:attribute"; imported only when the command runs (or for its --help).
 COMMANDS: dict[str, str] = {
     "triage": "logsift.cli.triage:triage",
+    "report": "logsift.cli.report:report",
     "patterns": "logsift.cli.patterns:patterns",
     "explain": "logsift.cli.explain:explain",
     "eval": "logsift.cli.eval:eval_command",
@@ -82,6 +83,7 @@ def _refuse_mistyped_command(word: str) -> None:
 
 _SUMMARIES = {
     "triage": "Diagnose failed runs in logs (the default: `logsift FILE...`).",
+    "report": "Write the post-mortem of an incident: Markdown, or one HTML page.",
     "patterns": "The rule library: list, check, test a rule on a log.",
     "explain": "Why an event got its class: rules tried, matched, excluded.",
     "eval": "Measure accuracy on a labelled corpus (manifest.tsv).",

@@ -26,6 +26,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("stopping", re.compile(r"^Stopping " + _UNIT + r"(?: - |\.\.\.)")),
     ("stopped", re.compile(r"^Stopped " + _UNIT + r"(?: - |\.$)")),
     ("failed-start", re.compile(r"^Failed to start " + _UNIT + r"(?: - |\.$)")),
+    # `systemctl daemon-reload`: unit files (and drop-ins) were read again, so the next start of a
+    # unit may run with a changed Environment= or ExecStart=.
+    ("reloading", re.compile(r"^Reloading(?:\.|\.\.\.)$|^Reloading requested from client PID \d+")),
     # Older systemd names only the Description: the unit is whichever this input is about.
     ("starting", re.compile(r"^Starting (?P<description>.+?)\.\.\.$")),
     ("started", re.compile(r"^Started (?P<description>.+?)\.$")),
@@ -57,7 +60,8 @@ class Lifecycle:
 
 def parse(message: str) -> Lifecycle | None:
     for what, pattern in _PATTERNS:
-        if what.startswith(("start", "stop", "failed-start")) and message[:1] not in "SF":
+        if what.startswith(("start", "stop", "failed-start")) and message[:1] not in "SF" or \
+                what == "reloading" and message[:1] != "R":
             continue
         match = pattern.search(message)
         if match:

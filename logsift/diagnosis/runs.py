@@ -18,12 +18,18 @@ from typing import Any, Callable, Iterable, Sequence
 from logsift.diagnosis import lifecycle
 from logsift.diagnosis.lifecycle import Lifecycle
 from logsift.match import Fact, Matched
-from logsift.records import Finding, Incident, Record, Run, Severity
+from logsift.records import Finding, Incident, Record, Run, RunFact, Severity
 from logsift.rules import RuleSet
 
 UnitKey = tuple[str | None, str | None]
 # A kernel line (Xid, OOM kill) belongs to a run that failed no later than this after it.
 HOST_EVENT_WINDOW = timedelta(seconds=120)
+# A daemon-reload counts for the first start of a unit seen only when it came this soon before.
+RELOAD_WINDOW = timedelta(hours=1)
+# Facts kept per run: values per fact (a fact rarely takes more than one) and facts with a key
+# (Environment= lines), so that memory stays bounded whatever a run prints.
+MAX_FACT_VALUES = 4
+MAX_FACTS = 64
 
 
 @dataclass
@@ -35,6 +41,8 @@ class _Run:
     invocation: str | None = None
     findings: list[Finding] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
+    observed: dict[str, list[RunFact]] = field(default_factory=dict)  # facts.toml, by name
+    reload: Record | None = None
     ready: Finding | None = None
     last_line: int = 0
     last_time: datetime | None = None
@@ -95,6 +103,8 @@ class Diagnoser:
         self.quiet_runs = 0  # runs forgotten because nothing happened in them
         # (host, unit, class) -> [first finding, count, last line], for runs that did not fail
         self.noted: dict[tuple[str | None, str | None, str], list[Any]] = {}
+        self.reloads: dict[str | None, Record] = {}  # host -> its latest "Reloading."
+        self.fact_order = {name: index for index, name in enumerate(rules.fact_labels)}
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -142,6 +152,14 @@ class Diagnoser:
             else:
                 run.findings.append(finding)
         run.facts.extend(matched.facts)
+        for fact in matched.observed:
+            values = run.observed.get(fact.name)
+            if values is None:
+                if len(run.observed) >= MAX_FACTS:
+                    continue
+                values = run.observed[fact.name] = []
+            if len(values) < MAX_FACT_VALUES and all(fact.value != seen.value for seen in values):
+                values.append(fact)
 
     def _unit_of(self, record: Record) -> str | None:
         if record.unit is not None:
@@ -216,6 +234,9 @@ class Diagnoser:
     def _lifecycle(self, record: Record, parsed: Lifecycle, matched: Matched) -> None:
         unit = parsed.unit
         host = record.host
+        if parsed.what == "reloading":
+            self.reloads[host] = record
+            return
         if unit is None and parsed.description:
             unit = self.descriptions.get((host, parsed.description)) or self._only_unit(host)
             if unit is None:
@@ -239,9 +260,10 @@ class Diagnoser:
             if last is None or not confirms:
                 if last is not None and not last.closed:
                     last.closed = True
+                reload = self._reload_before(host, last, record)
                 self._forget_quiet(runs)
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
-                            invocation=record.invocation, opened_by=what)
+                            invocation=record.invocation, opened_by=what, reload=reload)
                 runs.append(last)
             last.touch(record)
             return
@@ -268,6 +290,19 @@ class Diagnoser:
         elif what in ("deactivated", "stopped", "restart"):
             last.ended = last.ended or record.timestamp
             last.closed = True
+
+    def _reload_before(self, host: str | None, previous: _Run | None, record: Record) -> Record | None:
+        """systemd's daemon-reload on this host since the unit's previous start (or shortly before
+        the first start seen): the unit files this start read may differ from the last one's."""
+        reload = self.reloads.get(host)
+        if reload is None:
+            return None
+        if previous is not None:
+            return reload if reload.line > previous.first_line else None
+        if record.timestamp is not None and reload.timestamp is not None and \
+                record.timestamp - reload.timestamp > RELOAD_WINDOW:
+            return None
+        return reload
 
     def _forget_quiet(self, runs: list[_Run]) -> None:
         """Memory must not grow with the journal: a run that ended without failing, after a run
@@ -419,7 +454,19 @@ class Diagnoser:
             symptoms=symptoms,
             invocation=run.invocation,
             observed_start=run.opened_by != "implicit",
+            facts=self._facts(run),
+            ready=run.ready,
+            reload=run.reload,
         )
+
+    def _facts(self, run: _Run) -> tuple[RunFact, ...]:
+        """In the order facts.toml defines them (a fact with a key after its base name), so
+        that runs line up when a report compares them."""
+        def order(name: str) -> tuple[int, str]:
+            base = name.split(".", 1)[0]
+            return (self.fact_order.get(base, len(self.fact_order)), name)
+
+        return tuple(fact for name in sorted(run.observed, key=order) for fact in run.observed[name])
 
     def choose_root(self, findings: Sequence[Finding], ready: Finding | None = None) -> Finding | None:
         causes = [f for f in findings if f.severity >= Severity.WARNING]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from logsift.report import json, table, terminal
+from logsift.report import html, json, markdown, table, terminal
 from logsift.report.common import RenderOptions
 from logsift.report.document import Report
 
@@ -16,4 +16,6 @@ REGISTRY: dict[str, Reporter] = {
     "terminal": terminal.render,
     "json": json.render,
     "table": table.render,
+    "markdown": markdown.render,
+    "html": html.render,
 }

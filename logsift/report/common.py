@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Iterable
 
-from logsift.records import Finding, Incident, Record, Run, SinceBoot
+from logsift.diagnosis.changes import changes, downtime, fix
+from logsift.records import Finding, Incident, Record, Run, RunFact, SinceBoot
 from logsift.rules import Rule, RuleSet
 from logsift.sanitize import redact
 
@@ -134,7 +135,20 @@ def run_dict(run: Run, rules: RuleSet) -> dict[str, Any]:
         "invocation": run.invocation,
         "root_cause": describe(run.root_cause, rules, run.unit) if run.root_cause else None,
         "symptoms": symptoms(run.symptoms),
+        "facts": [fact_dict(fact) for fact in run.facts],
+        "ready": _mark(run.ready.record, run.ready.number) if run.ready is not None else None,
+        "daemon_reload": _mark(run.reload, run.reload.number) if run.reload is not None else None,
     }
+
+
+def fact_dict(fact: RunFact) -> dict[str, Any]:
+    return {"name": fact.name, "label": fact.label, "value": fact.value, "line": fact.line,
+            "text": clip(redact(fact.text))}
+
+
+def _mark(record: Record, line: int) -> dict[str, Any]:
+    """Where and when a line was logged (the ready line, a daemon-reload)."""
+    return {"line": line, "timestamp": timestamp(record.timestamp), "since_boot_s": since_boot(record.timestamp)}
 
 
 def incident_dict(incident: Incident, rules: RuleSet) -> dict[str, Any]:
@@ -152,4 +166,25 @@ def incident_dict(incident: Incident, rules: RuleSet) -> dict[str, Any]:
         "runs": [run_dict(run, rules) for run in incident.runs],
         "root_cause": describe(root, rules, incident.unit) if root else None,
         "symptoms": symptoms(last_failed.symptoms) if last_failed else [],
+        **story_dict(incident),
+    }
+
+
+def story_dict(incident: Incident) -> dict[str, Any]:
+    """What a post-mortem tells beyond the runs: how long it lasted, what changed, what fixed it."""
+    seconds, complete = downtime(incident)
+    fixed = fix(incident)
+    return {
+        "downtime_s": round(seconds, 3) if seconds is not None else None,
+        "downtime_open": not complete,
+        "changes": [
+            {"run": change.run, "name": change.name, "label": change.label, "before": change.before,
+             "after": change.after, "before_run": change.before_run, "line": change.fact.line}
+            for change in changes(incident.runs)
+        ],
+        "fix": {
+            "run": fixed.run, "differs": [fact_dict(fact) for fact in fixed.differs],
+            "only_healthy": [fact_dict(fact) for fact in fixed.only_healthy],
+            "daemon_reload": fixed.reload, "gone": list(fixed.gone),
+        } if fixed is not None else None,
     }

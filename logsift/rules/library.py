@@ -18,11 +18,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import regex
-
 from logsift.exceptions import RuleError
 from logsift.records import Severity
-from logsift.rules.literals import required_literals
+from logsift.rules.facts import FILE as FACTS_FILE
+from logsift.rules.facts import FactRule, load_facts
+from logsift.rules.pattern import Pattern, compile_pattern
 
 SIGNALS = ("ready",)
 _KEYS = {
@@ -30,20 +30,6 @@ _KEYS = {
     "references", "match", "context", "defaults", "signal", "tags", "versions", "description",
 }
 _REQUIRED = ("title", "severity", "priority", "match", "explanation")
-
-
-@dataclass(frozen=True, slots=True)
-class Pattern:
-    """One `[[match]]` or `[[context]]` entry: a regex and the literals that must occur for it."""
-
-    index: int
-    source: str
-    compiled: Any
-    literals: tuple[str, ...]
-    line: int
-    # Tried only when no other [[match]] of the rule matched in the event: weaker evidence, such
-    # as the frames of a traceback whose last lines were cut off.
-    fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +115,8 @@ class RuleSet:
     rules: tuple[Rule, ...]
     # Site rule files that were skipped because they are broken, one `file:line: reason` each.
     skipped: tuple[str, ...] = ()
+    # The [[fact]] entries of every facts.toml (values that describe a run), bundled ones first.
+    facts: tuple[FactRule, ...] = ()
 
     @cached_property
     def by_id(self) -> dict[str, Rule]:
@@ -149,7 +137,15 @@ class RuleSet:
 
     def without(self, ids: Iterable[str]) -> RuleSet:
         drop = set(ids)
-        return RuleSet(tuple(rule for rule in self.rules if rule.id not in drop), self.skipped)
+        return RuleSet(tuple(rule for rule in self.rules if rule.id not in drop), self.skipped, self.facts)
+
+    @cached_property
+    def fact_labels(self) -> dict[str, str]:
+        """name -> label of every fact, in the order the facts files define them."""
+        labels: dict[str, str] = {}
+        for fact in self.facts:
+            labels.setdefault(fact.name, fact.label)
+        return labels
 
 
 def default_pattern_dirs() -> list[Path]:
@@ -175,6 +171,7 @@ def load_rules(directories: Iterable[Path] | None = None, extra: Iterable[Path] 
     found: dict[str, Rule] = {}
     site: set[str] = set()
     skipped: list[str] = []
+    facts: list[FactRule] = []
     bundled = list(directories if directories is not None else default_pattern_dirs())
     extra = list(extra)
     for directory in [*bundled, *extra]:
@@ -187,8 +184,12 @@ def load_rules(directories: Iterable[Path] | None = None, extra: Iterable[Path] 
         for path in sorted(directory.rglob("*.toml")):
             try:
                 relative = path.relative_to(directory)
+                if relative.parts == (FACTS_FILE,):
+                    facts.extend(load_facts(path))
+                    continue
                 if len(relative.parts) != 2:
-                    raise RuleError("rule files live at <area>/<name>.toml", str(path))
+                    raise RuleError(f"rule files live at <area>/<name>.toml (and facts in {FACTS_FILE} at the top)",
+                                    str(path))
                 rule = load_rule(path, f"{relative.parts[0]}.{path.stem}")
             except RuleError as error:
                 if not lenient:
@@ -206,7 +207,7 @@ def load_rules(directories: Iterable[Path] | None = None, extra: Iterable[Path] 
         elif unknown:
             raise RuleError(f"explains unknown class {unknown[0]!r}", _where(rule.path, "explains"))
     rules = tuple(sorted(found.values(), key=lambda rule: (-rule.priority, rule.id)))
-    return RuleSet(rules, tuple(skipped))
+    return RuleSet(rules, tuple(skipped), tuple(facts))
 
 
 def load_rule(path: Path, rule_id: str) -> Rule:
@@ -290,33 +291,13 @@ def _patterns(path: Path, text: str, entries: Any, kind: str) -> tuple[Pattern, 
         where = f"{path}:{line}"
         if not isinstance(entry, dict) or not isinstance(entry.get("regex"), str):
             raise RuleError(f"[[{kind}]] #{index + 1} needs a regex string", where)
-        source = entry["regex"]
-        try:
-            compiled = regex.compile(source, regex.VERSION0)
-        except regex.error as error:
-            raise RuleError(f"regex does not compile: {error}", where) from None
-        given = entry.get("literals")
-        if given is not None:
-            if not isinstance(given, list) or not all(isinstance(item, str) and len(item) >= 3 for item in given):
-                raise RuleError("literals must be a list of strings of 3 or more characters", where)
-            literals = tuple(item.lower() for item in given)
-        else:
-            derived = required_literals(source)
-            if not derived:
-                raise RuleError(
-                    "no literal text of 3+ characters is required by this regex, so the "
-                    "prefilter cannot select lines for it; add literals = [...]",
-                    where,
-                )
-            literals = tuple(derived)
         fallback = entry.get("fallback", False)
         if not isinstance(fallback, bool) or (fallback and kind != "match"):
             raise RuleError("fallback must be true or false, and only on a [[match]]", where)
         unknown = sorted(set(entry) - {"regex", "literals", "fallback"})
         if unknown:
             raise RuleError(f"unknown key {unknown[0]!r} in [[{kind}]] (known: regex, literals, fallback)", where)
-        patterns.append(Pattern(index=index, source=source, compiled=compiled, literals=literals, line=line,
-                                fallback=fallback))
+        patterns.append(compile_pattern(entry["regex"], entry.get("literals"), where, index, line, fallback))
     return tuple(patterns)
 
 
