@@ -4,7 +4,8 @@
 # and logsift installed into it in editable mode with the extras of the chosen profile.
 #
 #   scripts/bootstrap.sh demo   # run logsift: no system packages beyond python3-venv
-#   scripts/bootstrap.sh test   # the test suite: journal tools, libsystemd for systemd-python
+#   scripts/bootstrap.sh test   # the test suite: journal tools, libsystemd for systemd-python,
+#                               # Chromium and chromedriver for the HTML report
 set -eu
 profile=${1:-demo}
 cd "$(dirname "$0")/.."
@@ -12,7 +13,8 @@ PYTHON=${PYTHON:-python3}
 
 case "$profile" in
   demo) apt_packages=""; extras="fast" ;;
-  test) apt_packages="systemd-journal-remote libsystemd-dev pkg-config gcc"; extras="dev,fast,journal,ml" ;;
+  test) apt_packages="systemd-journal-remote libsystemd-dev pkg-config gcc chromium chromium-driver"
+        extras="dev,fast,journal,ml" ;;
   *) echo "bootstrap: unknown profile '$profile' (demo or test)" >&2; exit 2 ;;
 esac
 

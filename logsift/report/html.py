@@ -76,7 +76,7 @@ def page(report: Report, options: RenderOptions) -> str:
     told = story(report, options)
     template = _environment().get_template("report.html.j2")
     css = _css()
-    return template.render(
+    text: str = template.render(
         story=told, summary=report.summary, version=__version__, css=_markup(css), policy=policy(css),
         title=_title(told), read=_read(report, options), nothing=_nothing(report),
         warnings=[safe(item) for item in (*report.summary.warnings, *report.rules.skipped)],
@@ -85,7 +85,8 @@ def page(report: Report, options: RenderOptions) -> str:
         when=lambda value: options.clock(value) if isinstance(value, datetime) else "?",
         headline=lambda chapter: headline(chapter, options), duration=duration, spread=spread,
         evidence_line=_evidence_line, links_of=_links, text=lambda value: clip(safe(str(value))),
-    ).rstrip("\n") + "\n"
+    )
+    return text.rstrip("\n") + "\n"
 
 
 def policy(css: str) -> str:

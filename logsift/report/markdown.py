@@ -216,11 +216,15 @@ class _Writer:
                             f"{code(clip(change.after, MAX_CELL))} (line {change.fact.line})")
                 by_run.setdefault(change.run, []).append(told)
             self.add(*(f"- Run {run}: {'; '.join(items)}." for run, items in by_run.items()))
+        elif len(chapter.incident.runs) == 1:
+            self.add("One run only: nothing to compare it with.")
         else:
             self.add("No fact that logsift reads (CUDA_HOME, the nvcc used, versions, the GPU arch, the model, "
                      "the launch arguments, Environment= lines) differed between the runs that showed it.")
         if changes.reloads:
             runs = ", ".join(str(number) for number in changes.reloads)
+            if not changes.columns:
+                self.add("")
             self.add(f"- systemd reloaded its unit files (daemon-reload) before run{'s' if len(changes.reloads) > 1 else ''}"
                      f" {runs}: the unit or a drop-in may have changed there.")
         if changes.same:

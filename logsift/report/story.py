@@ -17,10 +17,10 @@ from typing import Any
 from logsift.diagnosis import Noted
 from logsift.diagnosis.changes import Change, Fix, changes, downtime, first_values, fix
 from logsift.records import Finding, Incident, Run, RunFact
-from logsift.rules import Rule
 from logsift.report.common import RenderOptions, clip, fields_for
 from logsift.report.document import Report
 from logsift.report.terminal import blocks, context_command
+from logsift.rules import Rule
 from logsift.sanitize import safe
 
 CONTEXT_BEFORE = 3  # lines shown around an evidence line, from the event it belongs to
@@ -378,14 +378,14 @@ def _changes(incident: Incident, groups: tuple[Group, ...]) -> Changes:
         values = first_values(group.run)
         cells = []
         for name, _ in columns:
-            fact = values.get(name)
+            shown = values.get(name)
             change = by_run.get((group.first, name))
-            if fact is None:
+            if shown is None:
                 cells.append(Cell(None))
             elif change is None:
-                cells.append(Cell(fact.value))
+                cells.append(Cell(shown.value))
             else:
-                cells.append(Cell(change.after if fact.kind == "arguments" else fact.value,
+                cells.append(Cell(change.after if shown.kind == "arguments" else shown.value,
                                   "new" if change.appeared else "changed", change.before))
         rows.append((group, tuple(cells)))
     same: dict[str, RunFact] = {}
