@@ -26,6 +26,7 @@ _EXPORTS = {
     "Origin": "logsift.report.document",
     "Incident": "logsift.records",
     "Run": "logsift.records",
+    "RunFact": "logsift.records",
     "Finding": "logsift.records",
     "Record": "logsift.records",
     "Event": "logsift.records",
@@ -40,14 +41,14 @@ _EXPORTS = {
 
 __all__ = [
     "Event", "Finding", "Incident", "InputError", "LogsiftError", "ModelUnavailable", "Origin", "Record", "Report",
-    "RuleError", "Run", "Severity", "Summary", "Template", "UsageError", "__version__", "diagnose", "parse_priority",
+    "RuleError", "Run", "RunFact", "Severity", "Summary", "Template", "UsageError", "__version__", "diagnose", "parse_priority",
     "schema",
 ]
 
 if TYPE_CHECKING:
     from logsift.api import diagnose, parse_priority
     from logsift.exceptions import InputError, LogsiftError, ModelUnavailable, RuleError, UsageError
-    from logsift.records import Event, Finding, Incident, Record, Run, Severity
+    from logsift.records import Event, Finding, Incident, Record, Run, RunFact, Severity
     from logsift.report.document import Origin, Report, Summary, Template
     from logsift.report.schema import schema
 

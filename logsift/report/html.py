@@ -32,6 +32,7 @@ from logsift.sanitize import safe
 WIDTH = 960  # the timeline's coordinate space; the SVG scales to the page
 LEFT, RIGHT = 16, 944
 BAR_Y, BAR_HEIGHT, AXIS = 26, 26, 60
+MAX_BARS = 400  # runs drawn one by one; beyond, consecutive runs of one kind are one bar
 # Tick spacing: the first that gives at most 8 ticks.
 _STEPS = (1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400, 7 * 86400)
 
@@ -200,6 +201,8 @@ def _timeline(chapter: Chapter, options: RenderOptions) -> _Timeline | None:
             spans.append((number, "other", run.started, end, f"run {number}: {run.outcome}"))
     if not spans:
         return None
+    if len(spans) > MAX_BARS:
+        spans = _merged(spans)
     start = min(item[2] for item in spans)
     finish = max(item[3] for item in spans)
     total = max((finish - start).total_seconds(), 1.0)
@@ -230,6 +233,19 @@ def _timeline(chapter: Chapter, options: RenderOptions) -> _Timeline | None:
         if run.reload is not None and run.reload.timestamp is not None and start <= run.reload.timestamp
     )
     return _Timeline(WIDTH, AXIS + 24, LEFT, RIGHT, AXIS, start, ticks, tuple(bars), reloads)
+
+
+def _merged(spans: list[tuple[int, str, datetime, datetime, str]]) -> list[tuple[int, str, datetime, datetime, str]]:
+    """Consecutive runs of one kind as one bar: thousands of restarts stay a picture, not a page."""
+    merged: list[list[Any]] = []
+    for number, kind, begin, end, what in spans:
+        if merged and merged[-1][1] == kind:
+            merged[-1][3] = max(merged[-1][3], end)
+            merged[-1][5] += 1
+        else:
+            merged.append([number, kind, begin, end, what, 1])
+    return [(number, kind, begin, end, what if count == 1 else f"runs {number}-{number + count - 1}: {count} {kind} runs")
+            for number, kind, begin, end, what, count in merged]
 
 
 def _offset(seconds: int) -> str:

@@ -10,6 +10,7 @@ any backtick run inside, table cells escape `|`.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Iterable, TextIO
 
 from logsift import __version__
@@ -72,8 +73,6 @@ class _Writer:
         self.lines.extend(lines)
 
     def clock(self, value: object) -> str:
-        from datetime import datetime
-
         return self.options.clock(value) if isinstance(value, datetime) else "?"
 
     # -- the document ----------------------------------------------------------------------

@@ -400,13 +400,10 @@ def _changes(incident: Incident, groups: tuple[Group, ...]) -> Changes:
 def _symptoms(report: Report, incident: Incident) -> tuple[Symptom, ...]:
     """Findings of the failed runs that were not their root cause, one per class, with why."""
     entries: dict[str, list[Any]] = {}
-    roots = {run.root_cause.rule_id for run in incident.failed_runs if run.root_cause is not None}
     for number, run in enumerate(incident.runs, 1):
         if not run.failed:
             continue
-        for finding in run.symptoms:
-            if finding.rule_id in roots and run.root_cause is not None and run.root_cause.rule_id == finding.rule_id:
-                continue
+        for finding in run.symptoms:  # never the run's own root cause class
             entry = entries.setdefault(finding.rule_id, [finding, [], 0, run])
             if number not in entry[1]:
                 entry[1].append(number)
