@@ -58,17 +58,23 @@ class Browser:
         self.driver.set_page_load_timeout(30)
 
     def open(self, path: Path) -> Loaded:
+        """Load a page; its requests are those made for its document (Chromium's own pages,
+        such as a new tab's, log theirs too, with their own document URL)."""
         driver = self.driver
+        uri = path.resolve().as_uri()
+        driver.get("about:blank")
         driver.get_log("performance")  # drop what earlier pages logged
         driver.get_log("browser")
         self.media()
-        driver.get(path.resolve().as_uri())
+        driver.get(uri)
         requests = []
         for entry in driver.get_log("performance"):
             message = json.loads(entry["message"])["message"]
-            if message.get("method") == "Network.requestWillBeSent":
-                requests.append(message["params"]["request"]["url"])
-        return Loaded(requests, driver.get_log("browser"))
+            params = message.get("params", {})
+            if message.get("method") == "Network.requestWillBeSent" and params.get("documentURL") == uri:
+                requests.append(params["request"]["url"])
+        return Loaded(requests, [entry for entry in driver.get_log("browser") if uri in entry.get("message", "")
+                                 or not entry.get("message", "").startswith(("chrome://", "devtools://"))])
 
     def media(self, media: str = "", scheme: str = "light") -> None:
         """Emulate print (or screen) media and a colour scheme, as a reader's settings would."""

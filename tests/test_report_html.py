@@ -167,3 +167,13 @@ def test_hostile_log_text_is_inert(browser: Browser, tmp_path: Path) -> None:
 
     with pytest.raises(NoAlertPresentException):
         browser.driver.switch_to.alert.text  # noqa: B018 - no script ran, so no alert is open
+
+
+def test_the_network_and_console_checks_can_fail(browser: Browser, tmp_path: Path) -> None:
+    # The same checks on a page that does load something: they must see it.
+    page = tmp_path / "leaky.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="http://127.0.0.1:9/pixel.png"><script>console.error("boom")'
+                    "</script></body></html>", encoding="utf-8")
+    loaded = browser.open(page)
+    assert "http://127.0.0.1:9/pixel.png" in loaded.requests
+    assert any("boom" in entry["message"] for entry in loaded.console)
