@@ -46,5 +46,7 @@ def test_each_fixture_tells_its_situation() -> None:
 
     warning = logsift.diagnose(str(REPORTS / "healthy-warning" / "journal.txt"))
     [incident] = warning.incidents
-    assert incident.resolved
-    assert [noted.finding.rule_id for noted in warning.findings] == ["cuda.toolkit-too-old-for-arch"]
+    assert incident.resolved and incident.root_cause is not None
+    assert incident.root_cause.rule_id == "cuda.out-of-memory"
+    assert [noted.finding.rule_id for noted in warning.findings] == ["python.unclassified-traceback",
+                                                                     "cuda.out-of-memory"]

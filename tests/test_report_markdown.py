@@ -85,10 +85,12 @@ def test_two_hosts_same_cause() -> None:
 def test_warning_in_the_healthy_run_stays_a_finding() -> None:
     _, out, _ = _markdown(str(REPORTS / "healthy-warning" / "journal.txt"))
     findings = _section(out, "### Findings that did not stop the service")
-    assert "`cuda.toolkit-too-old-for-arch` | 2 |" in findings
+    assert "| 16 | kv-server.service | `cuda.out-of-memory` | 1 |" in findings
     timeline = _section(out, "### Timeline")
-    assert "cuda.toolkit-too-old-for-arch" not in timeline, "a finding in the healthy run is no root cause"
+    assert "| 2 | 2026-12-01 12:02:11 UTC (after a daemon-reload) | - | healthy (ready after 3s) | - | - |" in timeline
     assert "resolved at" in out
+    fix = _section(out, "### The fix")
+    assert "`cuda.out-of-memory` showed up in the healthy run too, as a finding that did not stop it" in fix
 
 
 def test_triage_output_markdown_is_the_same_report() -> None:

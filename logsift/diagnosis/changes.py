@@ -45,7 +45,9 @@ class Fix:
     differs: tuple[RunFact, ...]  # facts whose value no failed run showed (and some failed run showed another)
     only_healthy: tuple[RunFact, ...]  # facts that no failed run showed at all
     reload: bool  # systemd reloaded unit files before this start
-    gone: tuple[str, ...]  # root-cause classes of the failed runs: none recurred in the healthy run
+    gone: tuple[str, ...]  # root-cause classes of the failed runs that the healthy run did not show
+    recurred: tuple[str, ...] = ()  # those it did show, as findings that did not stop it
+    shown: int = 0  # facts the healthy run showed at all
 
 
 def first_values(run: Run) -> dict[str, RunFact]:
@@ -180,9 +182,11 @@ def fix(incident: Incident) -> Fix | None:
         elif _key(fact) not in shown[name]:
             differs_.append(fact)
     recurring = {finding.rule_id for finding in healthy.findings}
-    gone = tuple(dict.fromkeys(run.root_cause.rule_id for run in failed
-                               if run.root_cause is not None and run.root_cause.rule_id not in recurring))
-    return Fix(len(incident.runs), tuple(differs_), tuple(only), healthy.reload is not None, gone)
+    causes = tuple(dict.fromkeys(run.root_cause.rule_id for run in failed if run.root_cause is not None))
+    gone = tuple(rule_id for rule_id in causes if rule_id not in recurring)
+    recurred = tuple(rule_id for rule_id in causes if rule_id in recurring)
+    return Fix(len(incident.runs), tuple(differs_), tuple(only), healthy.reload is not None, gone, recurred,
+               len(first_values(healthy)))
 
 
 def _key(fact: RunFact) -> str:

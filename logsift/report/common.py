@@ -185,6 +185,6 @@ def story_dict(incident: Incident) -> dict[str, Any]:
         "fix": {
             "run": fixed.run, "differs": [fact_dict(fact) for fact in fixed.differs],
             "only_healthy": [fact_dict(fact) for fact in fixed.only_healthy],
-            "daemon_reload": fixed.reload, "gone": list(fixed.gone),
+            "daemon_reload": fixed.reload, "gone": list(fixed.gone), "recurred": list(fixed.recurred),
         } if fixed is not None else None,
     }

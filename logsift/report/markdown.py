@@ -249,7 +249,8 @@ class _Writer:
             self.add("Shown only by the healthy run (the failed runs did not show these at all):", "")
             self.add(*(f"- {prose(fact.label)} {code(fact.value)} (line {fact.line})" for fact in fix.only_healthy), "")
         if not fix.differs and not fix.only_healthy:
-            self.add("The facts it showed are those of the failed runs: what changed is not in the log.", "")
+            self.add("The facts it showed are those of the failed runs: what changed is not in the log." if fix.shown
+                     else "It showed no fact that logsift reads: what changed is not in the log.", "")
         if fix.reload and healthy.reload is not None:
             command = f"systemctl cat {chapter.incident.unit}" if chapter.incident.unit else "systemctl cat UNIT"
             self.add(f"systemd reloaded its unit files before it ({self.clock(healthy.reload.timestamp)}, line "
@@ -258,6 +259,9 @@ class _Writer:
         if fix.gone:
             self.add(f"The causes of the failed runs did not recur: {', '.join(code(rule_id) for rule_id in fix.gone)}.",
                      "")
+        if fix.recurred:
+            self.add(f"{', '.join(code(rule_id) for rule_id in fix.recurred)} showed up in the healthy run too, as a "
+                     "finding that did not stop it (below): the cause is still there, worked around.", "")
 
     # -- each attempt ---------------------------------------------------------------------------
 
