@@ -23,8 +23,8 @@ GOLDEN = {
 }
 
 
-def _markdown(*args: str) -> tuple[int, str, str]:
-    return invoke("report", "--utc", *args)
+def _markdown(*args: str, input: bytes | None = None) -> tuple[int, str, str]:
+    return invoke("report", "--utc", *args, input=input)
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))
@@ -176,3 +176,52 @@ def _section(text: str, heading: str) -> str:
     rest = text[start + len(heading):]
     end = re.search(rf"^#{{1,{len(level)}}} ", rest, re.M)
     return rest[: end.start()] if end else rest
+
+
+def test_only_the_html_report_imports_jinja2() -> None:
+    import subprocess
+    import sys
+
+    probe = ("import sys; from logsift.cli import run; run(sys.argv[1:]); "
+             "print('jinja2' in sys.modules, file=sys.stderr)")
+    seed = str(FIXTURES / "seed-incident" / "journal.txt")
+    loaded = {}
+    for name, args in (("json", ["-o", "json", seed]), ("markdown", ["report", "-q", seed]),
+                       ("html", ["report", "-q", "-o", "html", seed])):
+        result = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
+                                env={**os.environ, "TZ": "UTC"}, stdin=subprocess.DEVNULL)
+        loaded[name] = result.stderr.strip().splitlines()[-1]
+    assert loaded == {"json": "False", "markdown": "False", "html": "True"}
+
+
+def test_stdin_and_a_native_journal_tell_the_same_story(seed_journal: Path) -> None:
+    seed = FIXTURES / "seed-incident" / "journal.txt"
+    code, piped, _ = _markdown(input=seed.read_bytes())
+    assert code == 1 and "from `-`" in piped
+    assert piped.split("---\n\nWritten by")[0] == _markdown(str(seed))[1].split("---\n\nWritten by")[0]
+    code, native, err = _markdown("--file", str(seed_journal))
+    assert code == 1, err
+    changed = _section(native, "### What changed between attempts")
+    assert "**`/dev/null`** (first shown)" in changed and "**`/usr/local/cuda-13.0`** (was `/dev/null`)" in changed
+    timeline = _section(native, "### Timeline")
+    assert re.findall(r"`(cuda\.[a-z-]+)`", timeline) == ["cuda.toolkit-too-old-for-arch", "cuda.nvcc-not-found",
+                                                         "cuda.header-missing"]
+
+
+def test_secrets_are_redacted_in_both_formats(tmp_path: Path) -> None:
+    token = "hf_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3"
+    key = "sk-" + "proj0123456789abcdefghijkl"
+    lines = [
+        "2026-05-25T20:11:02+0000 node systemd[1]: Started api.service - API.",
+        f"2026-05-25T20:11:04+0000 node python3[7]: [2026-05-25 20:11:04] server_args=ServerArgs(model_path='/m', "
+        f"api_key='{key}', hf_token='{token}', tp_size=2)",
+        f"2026-05-25T20:11:05+0000 node python3[7]: OSError: https://user:{token}@hub.example/m is gated; token={token}",
+        "2026-05-25T20:11:06+0000 node systemd[1]: api.service: Main process exited, code=exited, status=1/FAILURE",
+    ]
+    journal = tmp_path / "secret.txt"
+    journal.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for output in ("markdown", "html"):
+        code, out, _ = _markdown("--no-model", "-o", output, str(journal))
+        assert code == 1
+        assert token not in out and key not in out, output
+        assert "[REDACTED]" in out
