@@ -184,6 +184,7 @@ class Run:
     facts: tuple[RunFact, ...] = ()
     ready: Finding | None = None  # the line that said the server is up
     reload: Record | None = None  # systemd's "Reloading." (daemon-reload) since the unit's previous start
+    failure: Finding | None = None  # a line that said the run failed without saying why (signal "failure")
 
     def fact(self, name: str) -> RunFact | None:
         """The first value the run showed of a fact."""

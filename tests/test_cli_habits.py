@@ -274,3 +274,15 @@ def test_piped_unit_text_says_the_kernel_lines_are_missing_and_how_to_see_them()
     with_kernel = text + "May 25 20:00:11 gpu-7 kernel: usb 1-1: new high-speed USB device number 2\n"
     _, out, _ = invoke(input=with_kernel)
     assert "The kernel's lines were not in the input" not in out
+
+
+def test_a_run_that_says_it_failed_without_why_is_an_incident_of_unknown_cause() -> None:
+    text = ("2025-05-01T10:00:00.000Z INFO dynamo_runtime::worker: starting\n"
+            "Error: Failed to connect to etcd server with config ClientOptions { etcd_url: [\"http://localhost:2379\"] }\n")
+    code, document = report(input=text)
+    [incident] = document["incidents"]
+    run = incident["runs"][0]
+    assert code == 1 and incident["root_cause"] is None and run["outcome"] == "failed"
+    assert run["failure"]["line"] == 2 and run["failure"]["text"].startswith("Error: Failed to connect to etcd")
+    _, out, _ = invoke(input=text)
+    assert "The run failed, line 2: Error: Failed to connect" in out and "no rule names it" in out

@@ -41,6 +41,7 @@ class Case:
     line: int = 0  # of the manifest
     notes: str = ""
     split: str = ""  # e.g. "dev" (rules may be written from it) or "holdout" (never)
+    batch: str = ""  # which collection it came in (scores are reported per batch, before and after)
 
     def accepts(self, label: str) -> bool:
         return label == self.expected or label in self.accept
@@ -122,7 +123,7 @@ def load_manifest(path: Path, cases_dir: Path | None = None) -> list[Case]:
         if not name or not expected:
             raise InputError("a case needs a file and a class", f"{path}:{number}")
         accept = tuple(part.strip() for part in cell("accept").split("|") if part.strip())
-        cases.append(Case(base / name, expected, accept, name, number, cell("notes"), cell("split")))
+        cases.append(Case(base / name, expected, accept, name, number, cell("notes"), cell("split"), cell("batch")))
     return cases
 
 

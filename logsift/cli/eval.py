@@ -34,9 +34,11 @@ CONFUSIONS = 10
               "it entirely (the model retrained without it). Slow: one training per class.")
 @click.option("--split", "splits", multiple=True, metavar="NAME",
               help="Only the cases of this split (the manifest's `split` column, e.g. dev or holdout); repeatable.")
+@click.option("--batch", "batches", multiple=True, metavar="N",
+              help="Only the cases of this batch (the manifest's `batch` column); repeatable.")
 @patterns_option
 def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accuracy: float | None,
-                 model_only: bool, leave_one_class_out: bool, splits: tuple[str, ...],
+                 model_only: bool, leave_one_class_out: bool, splits: tuple[str, ...], batches: tuple[str, ...],
                  pattern_dirs: tuple[Path, ...]) -> int:
     """Run the diagnosis on every case of MANIFEST and measure it against the labels.
 
@@ -54,6 +56,8 @@ def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accura
     cases = load_manifest(manifest, cases_dir)
     if splits:
         cases = [case for case in cases if case.split in splits]
+    if batches:
+        cases = [case for case in cases if case.batch in batches]
     rules = rules_from(pattern_dirs)
     if model_only or leave_one_class_out:
         from logsift.cli import model_report

@@ -44,6 +44,7 @@ class _Run:
     observed: dict[str, list[RunFact]] = field(default_factory=dict)  # facts.toml, by name
     reload: Record | None = None
     ready: Finding | None = None
+    failure: Finding | None = None  # the latest line that said the run failed, without saying why
     last_line: int = 0
     last_time: datetime | None = None
     ended: datetime | None = None
@@ -149,6 +150,8 @@ class Diagnoser:
             rule = self.rules.by_id.get(finding.rule_id)
             if rule is not None and rule.signal == "ready":
                 run.ready = finding
+            elif rule is not None and rule.signal == "failure":
+                run.failure = finding
             else:
                 run.findings.append(finding)
         run.facts.extend(matched.facts)
@@ -425,6 +428,10 @@ class Diagnoser:
                  if f.severity >= Severity.ERROR and f.line > ready_line and (excerpt or not f.event.logged_below_error)]
         if fatal:
             return "failed"
+        # "Error: ..." as a program's last word, "shutdown with error": the run failed, and no rule
+        # knows why (its root cause stays unknown rather than a guess).
+        if run.failure is not None and run.failure.line > ready_line and not run.failure.event.logged_below_error:
+            return "failed"
         if run.ready is not None:
             return "healthy"
         return "stopped" if run.closed else "running"
@@ -457,6 +464,7 @@ class Diagnoser:
             facts=self._facts(run),
             ready=run.ready,
             reload=run.reload,
+            failure=run.failure if outcome == "failed" else None,
         )
 
     def _facts(self, run: _Run) -> tuple[RunFact, ...]:

@@ -135,6 +135,9 @@ def run_dict(run: Run, rules: RuleSet) -> dict[str, Any]:
         "invocation": run.invocation,
         "root_cause": describe(run.root_cause, rules, run.unit) if run.root_cause else None,
         "symptoms": symptoms(run.symptoms),
+        # The line that said the run failed, when no rule names why (a `failure` signal).
+        "failure": evidence(run.failure.record, run.failure.number, run.failure.text, run.unit)
+        if run.failure is not None and run.root_cause is None else None,
         "facts": [fact_dict(fact) for fact in run.facts],
         "ready": _mark(run.ready.record, run.ready.number) if run.ready is not None else None,
         "daemon_reload": _mark(run.reload, run.reload.number) if run.reload is not None else None,

@@ -129,7 +129,11 @@ class _Writer:
         root = incident.root_cause
         self.add("")
         if root is None:
-            self.add(*wrap("Root cause: not found in these lines; read the whole run (the command below).",
+            failure = incident.failed_runs[-1].failure if incident.failed_runs else None
+            if failure is not None:
+                prefix = f"  The run failed, line {failure.number}: "
+                self.add(prefix + cut(failure.text, self.width - len(prefix)))
+            self.add(*wrap("Root cause: not found in these lines (no rule names it); read the whole run (the command below).",
                            self.width, "  "))
             self.context(incident)
             return

@@ -24,7 +24,7 @@ from logsift.rules.facts import FILE as FACTS_FILE
 from logsift.rules.facts import FactRule, load_facts
 from logsift.rules.pattern import Pattern, compile_pattern
 
-SIGNALS = ("ready",)
+SIGNALS = ("ready", "failure")  # a run came up; a run failed (without saying why)
 _KEYS = {
     "title", "severity", "priority", "explains", "explanation", "remediation", "avoid",
     "references", "match", "context", "defaults", "signal", "tags", "versions", "description",
