@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from logsift.diagnosis import Noted
-from logsift.learn.clustering import TemplateMiner
 from logsift.pipeline import Analysis
 from logsift.read.selection import mangle_unit
 from logsift.records import Finding, Incident, Run
@@ -164,6 +163,11 @@ class Report:
 
 
 def _templates(findings: Iterable[Finding]) -> tuple[Template, ...]:
+    findings = tuple(findings)
+    if not findings:
+        return ()
+    from logsift.learn.clustering import TemplateMiner  # only when there is something to cluster
+
     miner = TemplateMiner()
     for finding in findings:
         text, line = _telling_line(finding)
