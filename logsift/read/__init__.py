@@ -208,11 +208,29 @@ def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadP
     return reader(peeked, source, problems, skipping=skipping)  # type: ignore[arg-type]
 
 
+PIPE_SIZE = 1 << 20
+
+
+def _widen_pipe(stream: BinaryIO) -> None:
+    """A 1 MiB pipe buffer (F_SETPIPE_SZ) lets `journalctl | logsift` run journalctl ahead
+    instead of in lockstep with the 64 KiB default (PERFORMANCE.md: 41% -> 10% over journalctl)."""
+    import fcntl
+    import stat
+
+    try:
+        descriptor = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(descriptor).st_mode):
+            fcntl.fcntl(descriptor, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a pipe, or not allowed (pipe-max-size): only speed is lost
+
+
 def open_input(path: str) -> BinaryIO:
     """Open a log file for reading, with an InputError that says what went wrong."""
     if path == "-":
         import sys
 
+        _widen_pipe(sys.stdin.buffer)
         return sys.stdin.buffer
     target = Path(path)
     if not target.exists():
