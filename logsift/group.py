@@ -87,7 +87,9 @@ class Grouper:
         self.open: dict[tuple[object, ...], _Open] = {}
         self.ready: list[tuple[int, int, GroupedEvent]] = []  # heap by first line
         self.sequence = 0
-        self.previous: dict[tuple[object, ...], Record] = {}  # the last record of each stream
+        # The record fed last: the one right before a traceback, when it is of the same stream
+        # (one record, not one per stream: a crash loop makes a stream per restart).
+        self.previous: Record | None = None
         self._sweep_at = 0  # the line, and the log time, of the next look for stale events
         self._sweep_time: datetime | None = None
         self._clock: datetime | None = None  # the latest time seen, while times only grow
@@ -121,7 +123,7 @@ class Grouper:
                     self._emit(opened)
                 else:
                     self.open[key] = opened
-        self.previous[key] = record
+        self.previous = record
         stamp = record.timestamp
         if stamp is not None and self.ordered:
             if self._clock is not None and stamp < self._clock:
@@ -162,8 +164,9 @@ class Grouper:
         the traceback), that line's."""
         if record.level is not None:
             return record.level
-        before = self.previous.get(key)
-        if (before is not None and before.line + before.lines == record.line and _TRACEBACK in record.message
+        before = self.previous
+        if (before is not None and before.stream == key and before.line + before.lines == record.line
+                and _TRACEBACK in record.message
                 and before.logger in PYTHON_LOGGERS):
             return before.level
         return None

@@ -105,9 +105,10 @@ def explain(records: Iterable[Record], rules: RuleSet, line: int | None = None,
     explanations: list[Explanation] = []
     for run in diagnosis.runs:
         if run.failed and run.root_cause is not None:
-            root_event = run.root_cause.event
+            # By its first record: diagnosis keeps a slimmer copy of the events of past runs.
+            root_first = run.root_cause.event.first
             for matched in events:
-                if matched.event.event is root_event:
+                if matched.event.event.first is root_first:
                     explanations.append(_explain_event(matched, diagnosis, rules))
                     break
     return explanations
@@ -203,7 +204,7 @@ def _search(pattern: Any, text: str) -> bool:
 
 def _run_of(event: Event, diagnosis: Diagnosis) -> Run | None:
     for run in diagnosis.runs:
-        if any(finding.event is event for finding in run.findings):
+        if any(finding.event.first is event.first for finding in run.findings):
             return run
     first = event.first
     inside = [

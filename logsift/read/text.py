@@ -101,6 +101,7 @@ class TextReader:
         self.order = list(PREFIXES.items())
         self.boot: str | None = None
         self.lines = 0  # input lines read so far, skipped ones included
+        self._stamps: dict[str, datetime | None] = {}
         self.seen_hosts: set[str] = set()  # what read_blocks saw named, parsed or not
         self.seen_units: set[str] = set()
         # stream -> the text its lines print before the message, while read_blocks runs
@@ -276,6 +277,16 @@ class TextReader:
                       logger=said.logger)
 
     def _timestamp(self, match: re.Match[str]) -> datetime | None:
+        # Lines come many to a second: the time of the same text (all before the host) is parsed once.
+        text = match.string[: match.start("ident")]
+        if text in self._stamps:
+            return self._stamps[text]
+        if len(self._stamps) >= 4096:
+            self._stamps.clear()
+        stamp = self._stamps[text] = self._parse_time(match)
+        return stamp
+
+    def _parse_time(self, match: re.Match[str]) -> datetime | None:
         groups = match.groupdict()
         try:
             if groups.get("iso"):
@@ -437,12 +448,10 @@ class _Block:
                 self.searched = end + 1
                 return None
             return self._plain_entry(start, end, line, ids)
-        if via == "needle" and reader._stream_of(match) not in self.skipping.wanted:
-            self.searched = end + 1
-            return None
-        return self._journal_entry(start, match, ids)
+        return self._journal_entry(start, match, ids, via == "needle")
 
-    def _journal_entry(self, head: int, match: re.Match[str], ids: list[int] | None) -> Record:
+    def _journal_entry(self, head: int, match: re.Match[str], ids: list[int] | None,
+                       unless_unwanted: bool = False) -> Record | None:
         block, reader = self.block, self.reader
         number = self._number(head)
         stop = _line_end(block, head)
@@ -452,19 +461,23 @@ class _Block:
             continuation.append(block[stop + 1 : following].decode("utf-8", "replace"))
             stop = following
         record = reader._finish(reader._journal(match, number), continuation)
-        return self._found(record, stop, ids)
+        return self._found(record, stop, ids, unless_unwanted)
 
-    def _plain_entry(self, start: int, end: int, line: str, ids: list[int] | None) -> Record:
+    def _plain_entry(self, start: int, end: int, line: str, ids: list[int] | None) -> Record | None:
         return self._found(self.reader._plain(line, self._number(start)), end, ids)
 
-    def _found(self, record: Record, end: int, ids: list[int] | None) -> Record:
-        """Done with the lines up to `end`: the record gets the candidates' ids among them."""
+    def _found(self, record: Record, end: int, ids: list[int] | None, unless_unwanted: bool = False) -> Record | None:
+        """Done with the lines up to `end`: the record gets the candidates' ids among them.
+        `unless_unwanted`: it was looked at because a wanted stream's prefix occurs in it; None
+        when it is of no wanted stream after all, and no candidate either."""
         self.at = end + 1
         found = list(ids or ())
         candidates = self.candidates
         while self.index < len(candidates) and candidates[self.index][0] <= end:
             found.extend(candidates[self.index][1] or ())
             self.index += 1
+        if unless_unwanted and not found and record.stream not in self.skipping.wanted:
+            return None
         self.skipping.found(record, found)
         return record
 

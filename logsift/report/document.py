@@ -123,13 +123,14 @@ class Report:
         and avoid filled in with the values from the log (redacted)."""
         return describe(finding, self.rules, unit)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON contract, version 1."""
+    def to_dict(self, incidents: bool = True) -> dict[str, Any]:
+        """The JSON contract, version 1. `incidents=False`: INCIDENTS_LATER stands for them,
+        for a writer that streams them (report/json.py)."""
         rules = self.rules
         summary = self.summary
         return {
             "version": VERSION,
-            "incidents": [incident_dict(incident, rules) for incident in self.incidents],
+            "incidents": [incident_dict(incident, rules) for incident in self.incidents] if incidents else INCIDENTS_LATER,
             "findings": [
                 {**symptom(noted.finding), "severity": noted.finding.severity.label,
                  "title": describe(noted.finding, rules, noted.unit)["title"], "unit": noted.unit,
@@ -160,6 +161,9 @@ class Report:
                 "kernel_lines": summary.kernel_lines,
             },
         }
+
+
+INCIDENTS_LATER = "\0incidents\0"
 
 
 def _templates(findings: Iterable[Finding]) -> tuple[Template, ...]:
