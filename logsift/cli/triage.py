@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the pipeline is imported when a command runs: `logsift --he
 
 # As read.sources.BACKENDS and report.REGISTRY name them (tests/test_imports.py checks).
 BACKENDS = ("auto", "python", "journalctl")
-OUTPUTS = ("json", "table", "terminal")
+OUTPUTS = ("html", "json", "markdown", "table", "terminal")
 
 FAIL_ON = ("warning", "error", "critical")
 F = TypeVar("F", bound=Callable[..., Any])
