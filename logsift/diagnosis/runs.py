@@ -227,7 +227,6 @@ class Diagnoser:
                 last.invocation = last.invocation or record.invocation
                 return last
             last.closed = True
-            _compact(last)
         run = _Run(host=host, unit=unit, first_line=record.line, invocation=record.invocation)
         runs.append(run)
         return run
@@ -263,8 +262,6 @@ class Diagnoser:
                     last.closed = True
                 reload = self._reload_before(host, last, record)
                 self._forget_quiet(runs)
-                if runs:
-                    _compact(runs[-1])
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
                             invocation=record.invocation, opened_by=what, reload=reload)
                 runs.append(last)
@@ -518,27 +515,6 @@ class Diagnoser:
         if current:
             incidents.append(Incident(key[0], key[1], tuple(current), False))
         return incidents
-
-
-def _compact(run: _Run) -> None:
-    """A run that the next run of its unit followed keeps, of each finding's event, only the
-    lines a report shows (the first, the finding's own, the last): a crash loop of thousands of
-    runs, each with tracebacks and build output, then stays in bounded memory."""
-    run.findings = [_slim(finding) for finding in run.findings]
-    if run.ready is not None:
-        run.ready = _slim(run.ready)
-
-
-def _slim(finding: Finding) -> Finding:
-    records = finding.event.records
-    if len(records) <= 3:
-        return finding
-    own = finding.record
-    kept = [records[0]]
-    for record in (own, records[-1]):
-        if all(record is not other for other in kept):
-            kept.append(record)
-    return replace(finding, event=replace(finding.event, records=tuple(kept)))
 
 
 def diagnose(rules: RuleSet, matched: Iterable[Matched]) -> Diagnosis:
