@@ -31,6 +31,7 @@ from typing import BinaryIO, Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: import bench.*
 
 from bench.host import Burst, Clock, Host, Unit  # noqa: E402
+from bench.nearmiss import NearMiss  # noqa: E402
 from bench.services import TGI, Background, Ollama  # noqa: E402
 from bench.sglang import SGLang  # noqa: E402
 from bench.vllm import VLLM  # noqa: E402
@@ -84,10 +85,13 @@ def parse_size(text: str) -> int:
 
 
 UNIT_NAMES = ("sglang-k26", "sglang-qwen", "vllm", "ollama", "tgi", "host")
+# Lines per second of simulated time that the units above write together (measured on the
+# default journal), so that --near-miss can be given as a share of all lines.
+BASE_RATE = 2.9
 
 
 def build_units(host: Host, seed: int, start: float, restart_every: float,
-                names: tuple[str, ...] = UNIT_NAMES) -> list[Unit]:
+                names: tuple[str, ...] = UNIT_NAMES, near_miss: float = 0.0) -> list[Unit]:
     """The units of the host, by short name ("host": cron, timers, ssh, kernel firewall lines)."""
     unknown = sorted(set(names) - set(UNIT_NAMES))
     if unknown:
@@ -110,7 +114,13 @@ def build_units(host: Host, seed: int, start: float, restart_every: float,
         TGI(host, rng(5), start + 130, restart_every),
         Background(host, rng(6), start),
     ]
-    return [unit for unit, name in zip(units, UNIT_NAMES, strict=False) if name in names]
+    chosen = [unit for unit, name in zip(units, UNIT_NAMES, strict=False) if name in names]
+    if near_miss > 0:
+        if not 0 < near_miss < 1:
+            raise ValueError("near_miss is a share of the lines: between 0 and 1")
+        rate = BASE_RATE * len(chosen) / len(UNIT_NAMES) * near_miss / (1 - near_miss)
+        chosen.append(NearMiss(host, rng(7), start + 1, 1 / rate))
+    return chosen
 
 
 def render(fmt: str, hostname: str, clock: Clock, burst: Burst) -> list[str]:
@@ -130,7 +140,8 @@ def render(fmt: str, hostname: str, clock: Clock, burst: Burst) -> list[str]:
 
 def generate(out: BinaryIO, *, fmt: str = "short-iso", lines: int | None = None, size: int | None = None,
              failures: int = 0, seed: int = 1, restart_every: float = 4 * 3600.0,
-             start: str = START, hostname: str = HOSTNAME, units: tuple[str, ...] = UNIT_NAMES) -> Summary:
+             start: str = START, hostname: str = HOSTNAME, units: tuple[str, ...] = UNIT_NAMES,
+             near_miss: float = 0.0) -> Summary:
     """Write the journal to `out` (binary); stop after `lines` lines or `size` bytes, at a quiet moment."""
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -140,7 +151,7 @@ def generate(out: BinaryIO, *, fmt: str = "short-iso", lines: int | None = None,
     clock = Clock()
     host = Host(hostname, clock)
     start_t = float(timegm(time.strptime(start, "%Y-%m-%dT%H:%M:%S")))
-    chosen = build_units(host, seed, start_t, restart_every, units)
+    chosen = build_units(host, seed, start_t, restart_every, units, near_miss)
     by_name = {unit.unit: index for index, unit in enumerate(chosen)}
     plan = [(name, kind) for name, kind in PLAN if name in by_name]
     if failures and not plan:
@@ -205,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="mean time between planned restarts of each unit (simulated time)")
     parser.add_argument("--units", default=",".join(UNIT_NAMES),
                         help=f"comma-separated units to simulate (default: all of {','.join(UNIT_NAMES)})")
+    parser.add_argument("--near-miss", type=float, default=0.0, metavar="SHARE",
+                        help="share of lines that are healthy but share words with rules (bench/nearmiss.py), e.g. 0.1")
     parser.add_argument("--manifest", type=Path, help="write the injected failures here (TSV: line, unit, kind)")
     parser.add_argument("-o", "--output", type=Path, help="output file (default: stdout)")
     args = parser.parse_args(argv)
@@ -212,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = generate(out, fmt=args.format, lines=args.lines, size=args.size, failures=args.failures,
                            seed=args.seed, restart_every=args.restart_every,
-                           units=tuple(name.strip() for name in args.units.split(",") if name.strip()))
+                           units=tuple(name.strip() for name in args.units.split(",") if name.strip()),
+                           near_miss=args.near_miss)
     finally:
         if args.output:
             out.close()

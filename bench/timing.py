@@ -160,3 +160,31 @@ def summarize_result(timing: Timing) -> str:
     if timing.name.startswith("wc"):
         return f"{int(text.split()[0]):,} lines"
     return f"{int(text or 0):,} lines match"
+
+
+def measure_rounds(plan: Sequence[tuple[str, Sequence[str], str]], rounds: int, out: Path) -> dict[str, Timing]:
+    """Each command once per round, `rounds` rounds after an untimed one (caches, page cache):
+    load on the machine then hits every command alike. Python runs with its bytecode cache, as
+    installed software does (this environment may set PYTHONDONTWRITEBYTECODE)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["TZ"] = "UTC"
+    timings = {name: Timing(name, shown) for name, _, shown in plan}
+    for round_number in range(rounds + 1):
+        for name, argv, _ in plan:
+            timing = timings[name]
+            if timing.error:
+                continue
+            stdout = out / f"stdout-{name.replace(' ', '-')}.txt"
+            try:
+                wall, cpu, rss, _ = run_once(argv, env, stdout)
+            except (OSError, RuntimeError) as error:
+                timing.error = str(error)
+                continue
+            if round_number == 0:
+                continue
+            timing.walls.append(wall)
+            timing.cpus.append(cpu)
+            if rss is not None:
+                timing.rss_kb.append(rss)
+            timing.result = stdout.read_text(encoding="utf-8", errors="replace")
+    return timings

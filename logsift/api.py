@@ -275,7 +275,7 @@ def _journal(chosen: Selection, backend: str, problems: ReadProblems, notes: lis
         where = chosen.source if chosen.files or chosen.directory else "this machine's journal"
         return f"read nothing: no entries in {where}" + (f" matched {'; '.join(wanted)}" if wanted else "")
 
-    return _Opened(_guarded(lambda skipping: sources.journal_records(chosen, problems, backend), problems), origin,
+    return _Opened(_guarded(lambda skipping: sources.journal_records(chosen, problems, backend, skipping), problems), origin,
                    (chosen.source,), nothing)
 
 

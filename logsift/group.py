@@ -20,8 +20,8 @@ from __future__ import annotations
 import heapq
 import re
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Iterable, Iterator
+from datetime import datetime, timedelta
+from typing import Iterable, Iterator, KeysView
 
 from logsift.read.relay import PYTHON_LOGGERS
 from logsift.records import Event, Record
@@ -29,6 +29,8 @@ from logsift.records import Event, Record
 MAX_EVENT_RECORDS = 400
 IDLE = timedelta(seconds=10)
 LINE_GAP = 2000  # input lines after which an event with no news is closed
+SWEEP = 256  # input lines between looks for events that can no longer continue
+SWEEP_TIME = timedelta(seconds=1)  # and log time
 
 _TRACEBACK = "Traceback (most recent call last)"
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
@@ -85,12 +87,27 @@ class Grouper:
         self.open: dict[tuple[object, ...], _Open] = {}
         self.ready: list[tuple[int, int, GroupedEvent]] = []  # heap by first line
         self.sequence = 0
-        self.previous: dict[tuple[object, ...], Record] = {}  # the last record of each stream
+        # The record fed last: the one right before a traceback, when it is of the same stream
+        # (one record, not one per stream: a crash loop makes a stream per restart).
+        self.previous: Record | None = None
+        self._sweep_at = 0  # the line, and the log time, of the next look for stale events
+        self._sweep_time: datetime | None = None
+        self._clock: datetime | None = None  # the latest time seen, while times only grow
+        self.ordered = True  # whether the times seen so far never went back
+
+    @property
+    def streams(self) -> KeysView[tuple[object, ...]]:
+        """The streams with an open event, live: their next lines may continue it, so a reader
+        that skips lines must not skip theirs. Lines of other streams never change an event."""
+        return self.open.keys()
 
     def feed(self, record: Record, hits: frozenset[int]) -> Iterator[GroupedEvent]:
         key = record.stream
         current = self.open.get(key)
         message = record.message
+        if current is not None and self._stale(current, record):
+            self._close(key)
+            current = None
         if current is not None and self._continues(current, record, message):
             current.add(record, hits)
             if len(current.records) >= MAX_EVENT_RECORDS:
@@ -106,9 +123,16 @@ class Grouper:
                     self._emit(opened)
                 else:
                     self.open[key] = opened
-        self.previous[key] = record
-        if self.open:
-            self._expire(record)
+        self.previous = record
+        stamp = record.timestamp
+        if stamp is not None and self.ordered:
+            if self._clock is not None and stamp < self._clock:
+                self.ordered = False
+            self._clock = stamp
+        if self.open and (record.line >= self._sweep_at
+                          or (self.ordered and stamp is not None and self._sweep_time is not None
+                              and stamp >= self._sweep_time)):
+            self._sweep(record.line, stamp)
         yield from self._release()
 
     def flush(self) -> Iterator[GroupedEvent]:
@@ -140,8 +164,9 @@ class Grouper:
         the traceback), that line's."""
         if record.level is not None:
             return record.level
-        before = self.previous.get(key)
-        if (before is not None and before.line + before.lines == record.line and _TRACEBACK in record.message
+        before = self.previous
+        if (before is not None and before.stream == key and before.line + before.lines == record.line
+                and _TRACEBACK in record.message
                 and before.logger in PYTHON_LOGGERS):
             return before.level
         return None
@@ -200,14 +225,28 @@ class Grouper:
         self.sequence += 1
         heapq.heappush(self.ready, (event.event.line, self.sequence, event))
 
-    def _expire(self, record: Record) -> None:
-        now = record.timestamp
+    def _stale(self, opened: _Open, record: Record) -> bool:
+        """Whether `record`, the next line of the event's stream, comes too late to continue it:
+        more than `idle` of log time or LINE_GAP input lines after the event's last line. Decided
+        by the stream's own lines only, so that the lines of other streams (which a reader may
+        leave unparsed) never change an event."""
+        if record.line - opened.last_index > LINE_GAP:
+            return True
+        now, last = record.timestamp, opened.records[-1].timestamp
+        return now is not None and last is not None and now - last > self.idle
+
+    def _sweep(self, line: int, stamp: datetime | None) -> None:
+        """Close the events that no later line can continue, so that the events after them are
+        released, open streams stay few and memory stays bounded: those LINE_GAP lines behind
+        (line numbers only grow), and, while the log's times have only grown (a journal is in
+        time order), those `idle` behind the latest time."""
+        self._sweep_at = line + SWEEP
+        now = stamp if self.ordered else None
+        if now is not None:
+            self._sweep_time = now + SWEEP_TIME
         for key, opened in list(self.open.items()):
-            if key == record.stream:
-                continue
             last = opened.records[-1].timestamp
-            stale_time = now is not None and last is not None and now - last > self.idle
-            if stale_time or record.line - opened.last_index > LINE_GAP:
+            if line - opened.last_index > LINE_GAP or (now is not None and last is not None and now - last > self.idle):
                 self._close(key)
 
     def _release(self) -> Iterator[GroupedEvent]:

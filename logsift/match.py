@@ -10,27 +10,30 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Protocol, Sequence
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
 
+from logsift.cache import cache_dir
 from logsift.group import GroupedEvent
 from logsift.records import Event, Finding, Record, RunFact
 from logsift.rules import Pattern, Rule, RuleSet
 from logsift.rules.facts import clean
-from logsift.rules.prefilter import Prefilter, build_prefilter
+from logsift.rules.prefilter import REGEX_TIMEOUT as REGEX_TIMEOUT
+from logsift.rules.prefilter import Entry, Prefilter, build_prefilter
 from logsift.sanitize import redact
 
-REGEX_TIMEOUT = 0.25
-# Lines that grouping must see even when no rule's literal occurs in them: the start of a
-# traceback, an NCCL warning, and systemd's own lines (in text output: "systemd[1]:", or
-# "init.scope[1]:" with -o with-unit, or the unit name with -o cat).
+# Lines that grouping must see even when no rule matches them: the start of a traceback, an NCCL
+# warning, and systemd's own lines (in text output: "systemd[1]:", or "init.scope[1]:" with -o
+# with-unit, or the unit name with -o cat). A marker in a message is a hit of owner MARKER.
 MARKER = -1
 MARKERS = ("traceback (most recent call last)", "nccl warn", "systemd[1]:", "init.scope[1]:",
            # `-o cat` drops the prefix: systemd's lines still name the unit.
            ".service: ", ".service - ")
-
-
-class _Used(Protocol):
-    used: bool  # seconds per line: a pathological regex must not stall the stream
+# A rule's literal occurs in the line but none of its regexes matches: a near miss, which makes
+# the line an event only for the learned fallback (`Matcher(near=True)`), whose job is to name
+# failures that no rule's regex matches. Without it, near misses are left unparsed.
+NEAR = -2
+CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,41 +55,24 @@ class Matched:
 
 
 class Matcher:
-    def __init__(self, rules: RuleSet, engine: str = "auto") -> None:
+    def __init__(self, rules: RuleSet, engine: str = "auto", cache: Path | None = CACHE, near: bool = False) -> None:
+        """`cache`: where the prefilter keeps its compiled database (None: nowhere); `near`: near
+        misses (NEAR) are hits too, for the learned fallback."""
         self.rules = rules
-        # Owner ids: 2*i for rule i's [[match]] literals, 2*i+1 for its [[context]] literals,
-        # 2*len(rules)+j for the j-th [[fact]].
-        pairs: list[tuple[str, int]] = []
-        for number, rule in enumerate(rules.rules):
-            for pattern in rule.matches:
-                pairs.extend((literal, 2 * number) for literal in pattern.literals)
-            for pattern in rule.context:
-                pairs.extend((literal, 2 * number + 1) for literal in pattern.literals)
+        self.near = near
         self.fact_base = 2 * len(rules.rules)
-        for number, fact in enumerate(rules.facts):
-            if fact.pattern is not None:
-                pairs.extend((literal, self.fact_base + number) for literal in fact.pattern.literals)
         self.field_facts = tuple(fact for fact in rules.facts if fact.field is not None)
-        pairs.extend((literal, MARKER) for literal in MARKERS)
-        self.prefilter: Prefilter = build_prefilter(pairs, engine)
+        self.prefilter: Prefilter = build_prefilter(entries(rules, near), engine,
+                                                    cache_dir() if cache is CACHE else cache)
         self.timeouts = 0
 
     def scan(self, records: Sequence[Record]) -> list[frozenset[int]]:
         return self.prefilter.scan([record.message for record in records])
 
-    def annotate(
-        self, records: Iterable[Record], batch: int = 2048, adaptive: _Used | None = None
-    ) -> Iterator[tuple[Record, frozenset[int]]]:
-        """Pair each record with its prefilter hits, scanning `batch` records at a time, or one
-        at a time once `adaptive.used` says that a reader skips lines by what it sees downstream."""
+    def annotate(self, records: Iterable[Record], batch: int = 2048) -> Iterator[tuple[Record, frozenset[int]]]:
+        """Pair each record with its hits, scanning `batch` records at a time."""
         pending: list[Record] = []
         for record in records:
-            if adaptive is not None and adaptive.used:
-                if pending:
-                    yield from zip(pending, self.scan(pending), strict=True)
-                    pending = []
-                yield record, self.scan([record])[0]
-                continue
             pending.append(record)
             if len(pending) >= batch:
                 yield from zip(pending, self.scan(pending), strict=True)
@@ -109,7 +95,7 @@ class Matcher:
         for record, hits in candidates:
             lines = record.message.split("\n")
             for owner in sorted(hits):
-                if owner == MARKER:
+                if owner < 0:  # MARKER, NEAR: for grouping, not a rule
                     continue
                 if owner >= self.fact_base:
                     observed.extend(self._observe(owner - self.fact_base, lines, record))
@@ -209,6 +195,25 @@ class Matcher:
                     # A multi-line MESSAGE spans input lines in text and export, not in JSON.
                     return record.line + (offset if record.lines > 1 else 0), text, fields
         return None
+
+
+def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
+    """What the prefilter looks for. Owner ids: 2*i for rule i's [[match]] regexes, 2*i+1 for
+    its [[context]] regexes, 2*len(rules)+j for the j-th [[fact]] of facts.toml, MARKER for
+    grouping's markers, NEAR for the [[match]] literals."""
+    found: list[Entry] = []
+    literals: set[str] = set()
+    for number, rule in enumerate(rules.rules):
+        found.extend(Entry(2 * number, pattern, pattern.literals) for pattern in rule.matches)
+        found.extend(Entry(2 * number + 1, pattern, pattern.literals) for pattern in rule.context)
+        literals.update(literal for pattern in rule.matches for literal in pattern.literals)
+    base = 2 * len(rules.rules)
+    found.extend(Entry(base + number, fact.pattern, fact.pattern.literals)
+                 for number, fact in enumerate(rules.facts) if fact.pattern is not None)
+    found.extend(Entry(MARKER, None, (marker,)) for marker in MARKERS)
+    if near:
+        found.extend(Entry(NEAR, None, (literal,)) for literal in sorted(literals))
+    return found
 
 
 _FRAME = re.compile(r'\bFile "[^"]*", line \d+')

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 from logsift.diagnosis import Diagnoser, Diagnosis
 from logsift.group import GroupedEvent, Grouper
@@ -17,6 +17,7 @@ from logsift.match import Matched, Matcher
 from logsift.read.text import Skipping
 from logsift.records import Record
 from logsift.rules import RuleSet
+from logsift.rules.prefilter import EMPTY
 
 
 @dataclass
@@ -71,26 +72,39 @@ Fallback = Callable[[Matched], Matched]
 
 
 class _Skipping:
-    """What the text readers need to skip lines that cannot matter (read.text.Skipping)."""
+    """What the text readers need to skip lines that cannot matter (read.text.Skipping): the
+    prefilter's candidates, the grouper's open streams, and a place for the hits of the record
+    the reader is about to yield, confirmed once."""
 
     def __init__(self, matcher: Matcher, grouper: Grouper, counts: Counts) -> None:
         self._counts = counts
-        self.used = False  # read by Matcher.annotate: scan records one by one while a reader skips
+        self._prefilter = matcher.prefilter
+        self.wanted = grouper.streams
         self.lines = 0  # lines the text readers went through, skipped ones included
-        self._scan = matcher.prefilter.scan
-        self._grouper = grouper
+        self._record: Record | None = None
+        self._hits = EMPTY
 
-    def flagged(self, batch: list[str]) -> list[bool]:
-        self.used = True
-        self.lines += len(batch)
+    def candidates(self, block: bytes) -> list[tuple[int, list[int]]]:
         if not self._counts.kernel:  # the kernel's healthy lines are skipped, but were they there?
-            self._counts.kernel = " kernel: " in "\n".join(batch)
-        return [bool(hits) for hits in self._scan(batch)]
+            self._counts.kernel = b" kernel: " in block
+        return self._prefilter.candidates(block)
 
-    def busy(self) -> bool:
-        return bool(self._grouper.open)
+    def found(self, record: Record, ids: Sequence[int]) -> None:
+        self._record = record
+        self._hits = self._prefilter.confirm(record.message, ids) if ids else EMPTY
 
-    def span(self, first: datetime | None, last: datetime | None) -> None:
+    def hits(self, record: Record) -> frozenset[int] | None:
+        """The hits of `record` when a reader already told them (`found`), else None."""
+        if record is not self._record:
+            return None
+        self._record = None
+        return self._hits
+
+    def done(self, lines: int, first: datetime | None, last: datetime | None, hosts: Collection[str],
+             units: Collection[str]) -> None:
+        self.lines += lines
+        self._counts.hosts.update(hosts)
+        self._counts.units.update(units)
         for stamp in (first, last):
             if stamp is not None:
                 self._counts.widen(stamp)
@@ -108,7 +122,7 @@ class Pipeline:
     def __init__(self, rules: RuleSet, matcher: Matcher | None = None, fallback: Fallback | None = None,
                  skip: bool = True, counts: Counts | None = None) -> None:
         self.rules = rules
-        self.matcher = matcher or Matcher(rules)
+        self.matcher = matcher or Matcher(rules, near=fallback is not None)
         self.fallback = fallback
         self.grouper = Grouper()
         self.counts = counts if counts is not None else Counts()
@@ -116,21 +130,36 @@ class Pipeline:
         # Give this to the source's readers; None when every line must be parsed.
         self.skipping: _Skipping | None = self._skipping if skip else None
 
-    def events(self, records: Iterable[Record]) -> Iterator[Matched]:
-        """Records in, matched events out, in order of their first line."""
-        counts = self.counts
+    def events(self, records: Iterable[Record], batch: int = 2048) -> Iterator[Matched]:
+        """Records in, matched events out, in order of their first line. A record whose hits a
+        text reader told is grouped at once (the reader looks at the open streams next); others
+        are scanned `batch` at a time."""
+        counts, grouper, skipping, scan = self.counts, self.grouper, self._skipping, self.matcher.scan
+        pending: list[Record] = []
 
-        def counted() -> Iterator[Record]:
-            for record in records:
-                counts.see(record)
-                yield record
+        def drain() -> Iterator[Matched]:
+            for record, hits in zip(pending, scan(pending), strict=True):
+                for grouped in grouper.feed(record, hits):
+                    yield self._finish(grouped)
+            pending.clear()
 
-        for record, hits in self.matcher.annotate(counted(), adaptive=self._skipping):
-            for grouped in self.grouper.feed(record, hits):
+        for record in records:
+            counts.see(record)
+            hits = skipping.hits(record)
+            if hits is None:
+                pending.append(record)
+                if len(pending) >= batch:
+                    yield from drain()
+                continue
+            if pending:
+                yield from drain()
+            for grouped in grouper.feed(record, hits):
                 yield self._finish(grouped)
-        for grouped in self.grouper.flush():
+        if pending:
+            yield from drain()
+        for grouped in grouper.flush():
             yield self._finish(grouped)
-        counts.lines = max(counts.lines, self._skipping.lines)
+        counts.lines = max(counts.lines, skipping.lines)
 
     def analyze(self, records: Iterable[Record]) -> Analysis:
         diagnoser = Diagnoser(self.rules)

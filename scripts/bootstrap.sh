@@ -14,7 +14,7 @@ PYTHON=${PYTHON:-python3}
 case "$profile" in
   demo) apt_packages=""; extras="fast" ;;
   test) apt_packages="systemd-journal-remote libsystemd-dev pkg-config gcc chromium chromium-driver"
-        extras="dev,fast,journal,ml" ;;
+        extras="dev,fast,portable,journal,ml" ;;
   *) echo "bootstrap: unknown profile '$profile' (demo or test)" >&2; exit 2 ;;
 esac
 

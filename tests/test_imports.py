@@ -78,3 +78,13 @@ def test_cached_model_needs_numpy_not_scikit_learn(tmp_path_factory: pytest.Temp
     assert code == 1
     assert "numpy" in loaded, "the fallback was not consulted: the test no longer tests anything"
     assert "sklearn" not in loaded and "scipy" not in loaded
+
+
+def test_the_cli_names_every_backend_and_output_without_importing_them() -> None:
+    """`logsift --help` does not import the pipeline, so the CLI spells the choices out."""
+    from logsift.cli import triage
+    from logsift.read import sources
+    from logsift.report import REGISTRY
+
+    assert triage.BACKENDS == sources.BACKENDS
+    assert tuple(sorted(REGISTRY)) == triage.OUTPUTS

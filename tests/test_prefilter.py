@@ -1,31 +1,110 @@
-"""Both prefilter engines find the same lines, whatever the characters around the literals."""
+"""Every prefilter engine gives the same hits, and no engine ever misses a line a rule matches.
+
+A record's hits are exact whatever the engine (each candidate is confirmed by the rule's own
+regex), so the engines must agree on them; and a line that some rule regex matches must be a
+candidate of every engine, on raw journal lines (prefix and all) as on bare messages, whatever
+the characters around the match: the rule regexes see decoded text, the engines raw bytes.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
-from logsift.rules.prefilter import FindPrefilter, HyperscanPrefilter, hyperscan
+from logsift.match import MARKER, Matcher, entries
+from logsift.rules import load_rules
+from logsift.rules.prefilter import AhoCorasickPrefilter, FindPrefilter, HyperscanPrefilter, build_prefilter
+from tests.helpers import FIXTURES, SHARED
 
-PAIRS = [("not found", 1), ("error", 2), ("ünïcode", 3), ("nvcc", 1)]
-MESSAGES = [
-    "all is well",
-    "/bin/sh: 1: /dev/null/bin/nvcc: not found",
-    "queue_time=\u00b5s 450 \u2014 nothing here",
-    # hyperscan folds only ASCII case, so a non-ASCII literal is written as the rule has it.
-    "ünïcode ERROR after a wide char \u4e2d\u6587",
-    "",
-    "multi\nline message with an error inside",
-    "\u00b5\u00b5\u00b5 ünïcode",
-    "surrogate \udcff byte, then nvcc",
-]
-EXPECTED = [set(), {1}, set(), {2, 3}, set(), {2}, {3}, {1}]
+RULES = load_rules()
+ENTRIES = entries(RULES)
+ENGINES = [name for name, module in (("hyperscan", "hyperscan"), ("ahocorasick", "ahocorasick_rs"), ("find", ""))
+           if not module or importlib.util.find_spec(module) is not None]
+PATTERNS = Path(__file__).resolve().parents[1] / "patterns"
 
 
-def test_find_engine() -> None:
-    assert [set(hits) for hits in FindPrefilter(PAIRS).scan(MESSAGES)] == EXPECTED
+def _lines() -> list[str]:
+    """Raw lines of every sample, fixture and corpus case, and the same with a non-ASCII
+    character or an invalid byte next to each word (where byte and character classes differ)."""
+    paths = sorted(PATTERNS.glob("*/*.log")) + sorted(FIXTURES.glob("**/*.txt"))
+    paths += sorted((SHARED / "corpus" / "issues" / "cases").glob("*.log"))
+    lines = []
+    for path in paths:
+        lines.extend(path.read_bytes().decode("utf-8", "replace").replace("\r\n", "\n").split("\n"))
+    return lines
 
 
-@pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed")
-def test_hyperscan_engine_agrees() -> None:
-    assert [set(hits) for hits in HyperscanPrefilter(PAIRS).scan(MESSAGES)] == EXPECTED
-    assert [set(hits) for hits in HyperscanPrefilter(PAIRS).scan(MESSAGES[:3])] == EXPECTED[:3]
+LINES = _lines()
+VARIANTS = [line.replace(" ", "\u00a0 ", 3).replace(":", "\u00e9:", 2) for line in LINES[::7]]
+
+
+def _truth(line: str) -> set[int]:
+    """A hit: one of the entry's literals occurs (the literals are what every engine agrees on;
+    a file may name them itself) and, for a regex, the regex matches."""
+    owners = set()
+    lowered = line.lower()
+    for entry in ENTRIES:
+        if not any(literal in lowered for literal in entry.literals):
+            continue
+        if entry.pattern is None or entry.pattern.compiled.search(line) is not None:
+            owners.add(entry.owner)
+    return owners
+
+
+TRUTH = [_truth(line) for line in LINES + VARIANTS]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_no_line_a_rule_matches_is_left_out(engine: str) -> None:
+    prefilter = build_prefilter(ENTRIES, engine)
+    texts = LINES + VARIANTS
+    data = "\n".join(texts).encode("utf-8", "surrogatepass")
+    starts = {start for start, _ in prefilter.candidates(data)}
+    offset = 0
+    missed = []
+    for text, truth in zip(texts, TRUTH, strict=True):
+        if truth - {MARKER} and offset not in starts:
+            missed.append(text)
+        offset += len(text.encode("utf-8", "surrogatepass")) + 1
+    assert missed == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_hits_are_exact_whatever_the_engine(engine: str) -> None:
+    prefilter = build_prefilter(ENTRIES, engine)
+    texts = LINES + VARIANTS
+    assert [set(hits) for hits in prefilter.scan(texts)] == TRUTH
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
+def test_hyperscan_skips_lines_that_only_share_a_word_with_a_rule() -> None:
+    """The point of matching the regexes themselves: near misses are not candidates at all."""
+    near_misses = [
+        "INFO: 200 OK GET /v1/error-budget",
+        "retrying after failed health check (attempt 1/3), next in 5s",
+        "warning: cuda graph capture took 12.5 s",
+        "nccl info channel 00/24 : 0 1",
+    ]
+    data = "\n".join(near_misses).encode()
+    assert HyperscanPrefilter(ENTRIES).candidates(data) == []
+    assert FindPrefilter(ENTRIES).candidates(data) != []  # literals alone do let them through
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
+def test_the_compiled_database_is_cached_and_reused(tmp_path: Path) -> None:
+    first = Matcher(RULES, engine="hyperscan", cache=tmp_path)
+    cached = list(tmp_path.glob("scan-*.hsdb"))
+    assert len(cached) == 1
+    stamp = cached[0].stat().st_mtime_ns
+    second = Matcher(RULES, engine="hyperscan", cache=tmp_path)
+    assert cached[0].stat().st_mtime_ns == stamp
+    assert first.prefilter.scan(LINES[:500]) == second.prefilter.scan(LINES[:500])
+    cached[0].write_bytes(b"not a database")  # damaged: compiled again, never an error
+    assert Matcher(RULES, engine="hyperscan", cache=tmp_path).prefilter.scan(LINES[:50]) == first.prefilter.scan(LINES[:50])
+
+
+def test_auto_picks_the_fastest_engine_installed() -> None:
+    expected = {"hyperscan": HyperscanPrefilter, "ahocorasick": AhoCorasickPrefilter, "find": FindPrefilter}[ENGINES[0]]
+    assert isinstance(build_prefilter(ENTRIES), expected)

@@ -162,7 +162,7 @@ def analyze_file(path: Path, rules: RuleSet, matcher: Matcher | None = None,
 def rule_predictor(rules: RuleSet, fallback: Fallback | None = None) -> Predictor:
     """Predict with the rule library (one matcher shared by every case), and the learned
     fallback for events no rule claimed when one is given."""
-    matcher = Matcher(rules)
+    matcher = Matcher(rules, near=fallback is not None)
 
     def predictor(path: Path) -> Prediction:
         return predict(analyze_file(path, rules, matcher, fallback))

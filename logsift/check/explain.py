@@ -82,7 +82,7 @@ def explain(records: Iterable[Record], rules: RuleSet, line: int | None = None,
     """The event holding `line`, or (without a line) the root-cause event of each failed run.
 
     Every line is parsed (no fast path), so that a line outside every event can be shown."""
-    matcher = Matcher(rules)
+    matcher = Matcher(rules, near=fallback is not None)
     counts = Counts()
     diagnoser = Diagnoser(rules)  # as in pipeline.analyze, but keeping the events
     events: list[Matched] = []
@@ -105,9 +105,10 @@ def explain(records: Iterable[Record], rules: RuleSet, line: int | None = None,
     explanations: list[Explanation] = []
     for run in diagnosis.runs:
         if run.failed and run.root_cause is not None:
-            root_event = run.root_cause.event
+            # By its first record: diagnosis keeps a slimmer copy of the events of past runs.
+            root_first = run.root_cause.event.first
             for matched in events:
-                if matched.event.event is root_event:
+                if matched.event.event.first is root_first:
                     explanations.append(_explain_event(matched, diagnosis, rules))
                     break
     return explanations
@@ -153,11 +154,11 @@ def _distinct(facts: Iterable[Fact]) -> Iterator[Fact]:
 
 def _tried(matched: Matched, rules: RuleSet) -> Iterator[Tried]:
     done: set[tuple[str, str]] = set()
-    for record, owners in zip(matched.event.event.records, matched.event.hits, strict=True):
+    # Every rule whose literals occur, not only the hits (which are the lines a regex matched).
+    owners = range(2 * len(rules.rules))
+    for record in matched.event.event.records:
         lowered = record.message.lower()
-        for owner in sorted(owners):
-            if owner < 0 or owner >= 2 * len(rules.rules):  # grouping's markers, or facts.toml
-                continue
+        for owner in owners:
             rule = rules.rules[owner // 2]
             kind = "match" if owner % 2 == 0 else "context"
             if (rule.id, kind) in done:
@@ -203,7 +204,7 @@ def _search(pattern: Any, text: str) -> bool:
 
 def _run_of(event: Event, diagnosis: Diagnosis) -> Run | None:
     for run in diagnosis.runs:
-        if any(finding.event is event for finding in run.findings):
+        if any(finding.event.first is event.first for finding in run.findings):
             return run
     first = event.first
     inside = [

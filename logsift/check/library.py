@@ -217,8 +217,7 @@ def trial(rule: Rule, records: Iterable[Record]) -> Trial:
         + [PatternHits("context", pattern) for pattern in rule.context],
         [],
     )
-    matcher = Matcher(RuleSet((rule,)))
-    for record, owners in matcher.annotate(records):
+    for record in records:
         result.lines = max(result.lines, record.line + record.lines - 1)
         lines = record.message.split("\n")
         for offset, text in enumerate(lines):
@@ -227,8 +226,8 @@ def trial(rule: Rule, records: Iterable[Record]) -> Trial:
             selected = False
             matched = False
             for entry in result.patterns:
-                owner = 0 if entry.kind == "match" else 1
-                literal_here = owner in owners and any(literal in lowered for literal in entry.pattern.literals)
+                # The prefilter's literals, not its hits: hits are lines some regex matched.
+                literal_here = any(literal in lowered for literal in entry.pattern.literals)
                 selected = selected or (literal_here and entry.kind == "match")
                 try:
                     found = entry.pattern.compiled.search(text, timeout=REGEX_TIMEOUT)

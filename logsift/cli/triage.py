@@ -12,18 +12,21 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
 
-from logsift.api import diagnose
 from logsift.cli.options import color_option, patterns_option, use_color
 from logsift.exceptions import UsageError
-from logsift.read import sources
 from logsift.records import Severity
-from logsift.report import REGISTRY as REPORTERS
-from logsift.report.common import RenderOptions
-from logsift.report.document import Report
+
+if TYPE_CHECKING:  # the pipeline is imported when a command runs: `logsift --help` stays fast
+    from logsift.report.common import RenderOptions
+    from logsift.report.document import Report
+
+# As read.sources.BACKENDS and report.REGISTRY name them (tests/test_imports.py checks).
+BACKENDS = ("auto", "python", "journalctl")
+OUTPUTS = ("html", "json", "markdown", "table", "terminal")
 
 FAIL_ON = ("warning", "error", "critical")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,7 +57,7 @@ def journal_options(function: F) -> F:
                      "needs json, export or native journal input, which carry priorities."),
         click.option("-n", "--lines", "last", type=click.IntRange(min=0), metavar="N",
                      help="Only the last N entries."),
-        click.option("--journal-reader", type=click.Choice(sources.BACKENDS), default="auto", show_default=True,
+        click.option("--journal-reader", type=click.Choice(BACKENDS), default="auto", show_default=True,
                      help="Read the journal through systemd-python or a journalctl child process."),
     ]
     for option in reversed(options):
@@ -86,7 +89,7 @@ class TriageCommand(click.Command):
 
 
 def output_option(function: F) -> F:
-    return click.option("-o", "--output", "--format", "output", type=click.Choice(sorted(REPORTERS)),
+    return click.option("-o", "--output", "--format", "output", type=click.Choice(OUTPUTS),
                         default="terminal", show_default=True,
                         help="Report format (--format is the same option).")(function)
 
@@ -139,6 +142,10 @@ def triage(files: tuple[str, ...], output: str, follow: bool, input_format: str,
         source = "-"  # no FILE and no journal option: stdin
     if source == "-" and sys.stdin.isatty():
         raise UsageError("no input: pipe a log in (journalctl -u UNIT | logsift), name files, or use -u UNIT")
+    from logsift.api import diagnose
+    from logsift.report import REGISTRY as REPORTERS
+    from logsift.report.common import RenderOptions
+
     progress = _Bar() if _progress_wanted(show_progress) else None
     report = diagnose(
         source, unit=journal["units"], since=journal["since"], until=journal["until"], patterns=pattern_dirs,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _UNIT = r"(?P<unit>[\w@:.\\-]+\.(?:service|scope|socket|mount|timer))"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -58,6 +59,7 @@ class Lifecycle:
         return self.code == "exited" and (self.status or "").split("/")[0] == "0"
 
 
+@lru_cache(maxsize=4096)  # systemd repeats itself: the same lines on every restart
 def parse(message: str) -> Lifecycle | None:
     for what, pattern in _PATTERNS:
         if what.startswith(("start", "stop", "failed-start")) and message[:1] not in "SF" or \

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logsift import __version__
+from logsift.cache import cache_dir
 from logsift.exceptions import ModelUnavailable
 from logsift.learn.training import (
     NONE,
@@ -500,14 +501,6 @@ def _sklearn_version() -> str:
 
 
 # -- the cache and the fallback ------------------------------------------------------------
-
-
-def cache_dir() -> Path:
-    explicit = os.environ.get("LOGSIFT_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "logsift"
 
 
 def model_key(rules: RuleSet, fixture_dirs: Sequence[Path], exclude: Iterable[str] = ()) -> str:

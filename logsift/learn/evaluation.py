@@ -34,7 +34,7 @@ Progress = Callable[[str], None]
 def model_predictor(active: RuleSet, catalogue: RuleSet, fallback: ModelFallback | None) -> Predictor:
     """Predict with the `active` rules and the fallback; `catalogue` describes every class
     (a class whose rule is switched off can still be named by the model)."""
-    matcher = Matcher(active)
+    matcher = Matcher(active, near=fallback is not None)
 
     def predictor(path: Path) -> Prediction:
         stream = readers.open_input(str(path))

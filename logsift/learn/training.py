@@ -161,7 +161,7 @@ def training_examples(
     matches in another file is dropped, not relabelled NONE, so the model never sees it.
     """
     excluded = set(exclude)
-    matcher = Matcher(rules)
+    matcher = Matcher(rules, near=True)  # the events the fallback is shown
     classes = model_classes(rules) - excluded
     examples: list[Example] = []
     for rule in rules.rules:

@@ -15,11 +15,12 @@ from typing import BinaryIO, Callable, Iterator, Protocol, cast
 from logsift.exceptions import InputError
 from logsift.read.export import read_export
 from logsift.read.json import garbage, read_json, read_json_pretty
-from logsift.read.lines import iter_line_batches
+from logsift.read.lines import entry_blocks, iter_line_batches
 from logsift.read.text import Skipping, TextReader
 from logsift.read.verbose import HEADER as VERBOSE_HEADER
 from logsift.read.verbose import read_verbose
 from logsift.records import ReadProblems, Record
+from logsift.sanitize import strip_ansi
 
 
 class Reader(Protocol):
@@ -36,8 +37,10 @@ SNIFF = 64 * 1024
 
 def read_text(stream: BinaryIO, source: str, problems: ReadProblems | None = None,
               skipping: Skipping | None = None) -> Iterator[Record]:
-    batches = iter_line_batches(cast(BinaryIO, _Denoised(stream, source, problems)))
-    return TextReader(source).read_batches(batches, skipping=skipping)
+    denoised = cast(BinaryIO, _Denoised(stream, source, problems))
+    if skipping is not None:
+        return TextReader(source).read_blocks(entry_blocks(denoised, strip_ansi), skipping)
+    return TextReader(source).read_batches(iter_line_batches(denoised))
 
 
 class _Denoised:
@@ -62,7 +65,7 @@ class _Denoised:
                     self.problems.skip(where, "binary data, not a log line")
                     pieces[index] = b""
             data = b"\n".join(pieces)
-        self.line += data.count(b"\n")
+        self.line += len(data) - len(data.replace(b"\n", b""))  # faster than bytes.count
         return data
 
 
@@ -205,11 +208,29 @@ def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadP
     return reader(peeked, source, problems, skipping=skipping)  # type: ignore[arg-type]
 
 
+PIPE_SIZE = 1 << 20
+
+
+def _widen_pipe(stream: BinaryIO) -> None:
+    """A 1 MiB pipe buffer (F_SETPIPE_SZ) lets `journalctl | logsift` run journalctl ahead
+    instead of in lockstep with the 64 KiB default (PERFORMANCE.md: 41% -> 10% over journalctl)."""
+    import fcntl
+    import stat
+
+    try:
+        descriptor = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(descriptor).st_mode):
+            fcntl.fcntl(descriptor, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a pipe, or not allowed (pipe-max-size): only speed is lost
+
+
 def open_input(path: str) -> BinaryIO:
     """Open a log file for reading, with an InputError that says what went wrong."""
     if path == "-":
         import sys
 
+        _widen_pipe(sys.stdin.buffer)
         return sys.stdin.buffer
     target = Path(path)
     if not target.exists():

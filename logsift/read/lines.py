@@ -6,7 +6,7 @@ Reads fixed-size chunks, so memory stays bounded whatever the input: a line long
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 CHUNK = 1 << 20
 MAX_LINE = 1 << 20
@@ -90,3 +90,69 @@ def raw_lines(stream: BinaryIO, max_line: int = MAX_LINE, chunk: int = CHUNK) ->
 def _decode(data: bytes) -> str:
     text = data.decode("utf-8", "replace")
     return text[:-1] if text.endswith("\r") else text
+
+
+ENTRY_BLOCK_MAX = 8 << 20  # an entry longer than this (continuation lines) is cut between blocks
+
+
+def entry_blocks(stream: BinaryIO, clean: Callable[[str], str], max_line: int = MAX_LINE,
+                 chunk: int = CHUNK) -> Iterator[bytes]:
+    """The stream as blocks of whole entries: lines joined by LF, with no line ending of their
+    own, CRLF turned into LF, each overlong line cut and marked, and `clean` (stripping
+    terminal sequences) applied to the lines that have an ESC byte, so that a block says what
+    `iter_line_batches` would decode, byte for byte. A block never ends before an indented
+    line (a continuation of the entry above it), unless the entry is over ENTRY_BLOCK_MAX.
+    Readers scan these blocks as bytes and decode only the lines they need."""
+    carry: bytes | None = None  # the last entry of the previous block: lines may follow it
+    for block, dropped in line_blocks(stream, max_line, chunk):
+        if dropped:
+            data = (_decode(block) + TRUNCATED.format(dropped)).encode("utf-8")
+        else:
+            data = _clean_block(block, clean, max_line)
+        data = carry + b"\n" + data if carry is not None else data
+        cut = _last_head(data)
+        if cut < 0:
+            if len(data) < ENTRY_BLOCK_MAX:
+                carry = data  # one entry so far: wait for the lines after it
+                continue
+            yield data
+            carry = None
+            continue
+        yield data[: cut - 1]
+        carry = data[cut:]
+    if carry is not None:
+        yield carry
+
+
+def _last_head(data: bytes) -> int:
+    """The offset of the last line that is not indented (where the last entry starts); 0 or
+    -1 when there is none after the first line."""
+    position = data.rfind(b"\n")
+    while position >= 0 and data[position + 1 : position + 2] in (b" ", b"\t"):
+        position = data.rfind(b"\n", 0, position)
+    return position + 1 if position >= 0 else -1
+
+
+def _has_long_line(block: bytes, max_line: int) -> bool:
+    """Whether a line of `block` is longer than `max_line`: such a line covers a whole window
+    of max_line / 2 bytes that starts at a multiple of it, so a few byte searches tell."""
+    if len(block) <= max_line:
+        return False
+    step = max(max_line // 2, 1)
+    return any(block.find(b"\n", start, start + step) < 0 for start in range(0, len(block) - step + 1, step))
+
+
+def _clean_block(block: bytes, clean: Callable[[str], str], max_line: int) -> bytes:
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n")
+        if block.endswith(b"\r"):
+            block = block[:-1]
+    if b"\x1b" not in block and not _has_long_line(block, max_line):
+        return block
+    lines = block.decode("utf-8", "replace").split("\n")
+    cleaned = []
+    for line in lines:
+        if len(line) > max_line:
+            line = line[:max_line] + TRUNCATED.format(len(line) - max_line)
+        cleaned.append(clean(line) if "\x1b" in line else line)
+    return "\n".join(cleaned).encode("utf-8")

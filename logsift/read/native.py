@@ -14,14 +14,16 @@ separator one), so evidence line numbers can be checked there.
 from __future__ import annotations
 
 import fnmatch
+from bisect import bisect_right
 from typing import Any, Iterator
 
 from systemd import _reader  # the low-level reader: no per-field conversion, 2-5x faster
 
 from logsift.exceptions import InputError
-from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
+from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record, journal_time
 from logsift.read.lines import TRUNCATED
 from logsift.read.selection import JOURNAL_DEPTH, NO_JOURNAL, Selection, journal_files, mangle_unit
+from logsift.read.text import Skipping
 from logsift.records import ReadProblems, Record
 
 LOCAL_ONLY = 1  # SD_JOURNAL_LOCAL_ONLY, what journalctl opens by default
@@ -46,8 +48,10 @@ def open_journal(selection: Selection) -> Any:
                          selection.source) from None
 
 
-def read_journal(selection: Selection, problems: ReadProblems | None = None) -> Iterator[Record]:
-    """Records of the selected entries, oldest first (files of several hosts interleaved by time)."""
+def read_journal(selection: Selection, problems: ReadProblems | None = None,
+                 skipping: Skipping | None = None) -> Iterator[Record]:
+    """Records of the selected entries, oldest first (files of several hosts interleaved by time).
+    With `skipping`, only the entries that may matter become records (see _skim)."""
     problems = problems if problems is not None else ReadProblems()
     journal = open_journal(selection)
     try:
@@ -55,7 +59,10 @@ def read_journal(selection: Selection, problems: ReadProblems | None = None) -> 
             raise InputError(NO_JOURNAL)
         journal.data_threshold = MESSAGE_CAP + 1  # longer values come back cut at this size
         if _apply(journal, selection):
-            yield from _entries(journal, selection, problems)
+            if skipping is not None:
+                yield from _skim(journal, selection, problems, skipping)
+            else:
+                yield from _entries(journal, selection, problems)
     finally:
         journal.close()
 
@@ -159,6 +166,139 @@ def _entries(journal: Any, selection: Selection, problems: ReadProblems) -> Iter
                 yield record
                 line += record.lines
         more = journal._next()
+
+
+SKIM_BATCH = 1024  # entries read ahead, scanned at once, then revisited where they matter
+
+
+def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: Skipping) -> Iterator[Record]:
+    """The entries that may matter, as records: those whose MESSAGE is a candidate of the
+    prefilter, PID 1's (runs), and those of a process with an open event. Entries are read
+    ahead a batch at a time with the binding's low-level calls, MESSAGE and _PID only (no dict
+    of every field); the batch's messages are scanned in one call; then the journal steps back
+    to the entries that matter and makes records of those alone. Every entry still counts in
+    the line numbers, the time window and, when nothing filters the journal, the hosts."""
+    source = selection.source
+    since, until = selection.since_usec, selection.until_usec
+    several_boots = len(journal.query_unique("_BOOT_ID")) > 1
+    get, advance = journal._get, journal._next
+    line = 1
+    first: int | None = None
+    boot: bytes | None = None
+    more = advance()
+    if more and selection.after_cursor and journal.test_cursor(selection.after_cursor):
+        more = advance()
+    done = not more
+    simple = since is None and until is None and not several_boots
+    if more:
+        first = journal._get_realtime()
+    while not done:
+        messages: list[bytes] = []
+        pids: list[bytes | None] = []
+        lines: list[int] | None = None if simple else []  # each entry's line number, unless counted below
+        careful: set[int] = set()  # entries to read in full whatever the scan says
+        start_line = line
+        while True:
+            if not simple:
+                if since is not None or until is not None:
+                    realtime = journal._get_realtime()
+                    if until is not None and realtime > until:
+                        done = True
+                        break
+                    if since is not None and realtime < since:
+                        if not advance():
+                            done = True
+                            break
+                        continue
+                if several_boots:
+                    this_boot = _field(get, "_BOOT_ID")
+                    if boot is not None and this_boot != boot:
+                        line += 1  # journalctl prints "-- Boot ... --" here
+                    boot = this_boot
+            try:
+                message = get("MESSAGE")
+                if len(message) > MESSAGE_CAP:
+                    raise KeyError
+            except KeyError:
+                careful.add(len(messages))
+                message = b""
+            try:
+                pid = get("_PID")
+            except KeyError:
+                # systemd without a _PID: its lines about units count as PID 1's
+                pid = b"1" if _field(get, "SYSLOG_IDENTIFIER") == b"systemd" else None
+            pids.append(pid)
+            messages.append(message)
+            if lines is not None:
+                lines.append(line)
+                line += message.count(b"\n") + 1
+            if len(messages) >= SKIM_BATCH:
+                break
+            if not advance():
+                done = True
+                break
+        if messages:
+            joined = b"\n".join(messages)
+            if lines is None:
+                line = start_line + _newlines(joined) + 1
+            yield from _visit(journal, joined, messages, pids, lines, start_line, careful, source, problems, skipping)
+            if not done and not advance():
+                done = True
+    last = journal._get_realtime() if first is not None and journal._previous() else None
+    hosts = () if selection.wanted_entries else [value.decode("utf-8", "replace") for value in journal.query_unique("_HOSTNAME")]
+    skipping.done(line - 1, journal_time(str(first)) if first is not None else None,
+                  journal_time(str(last)) if last is not None else None, hosts, ())
+
+
+def _visit(journal: Any, joined: bytes, messages: list[bytes], pids: list[bytes | None], lines: list[int] | None,
+           start_line: int, careful: set[int], source: str, problems: ReadProblems,
+           skipping: Skipping) -> Iterator[Record]:
+    """Records of the batch's entries that matter; the journal is at the batch's last entry
+    before and after. `lines`: each entry's line number, or None: counted from `start_line`."""
+    ids: dict[int, list[int]] = {}
+    starts: list[int] = []
+    offset = 0
+    for message in messages:
+        starts.append(offset)
+        offset += len(message) + 1
+    for start, entry_ids in skipping.candidates(joined):
+        ids.setdefault(bisect_right(starts, start) - 1, []).extend(entry_ids)
+    last = len(messages) - 1
+    at = last  # where the journal is
+    wanted = skipping.wanted
+    for index, pid in enumerate(pids):
+        if not (index in ids or pid == b"1" or index in careful or (wanted and _open(pid, wanted))):
+            continue
+        if index != at:
+            moved = journal._previous(at - index) if index < at else journal._next(index - at)
+            if not moved:
+                break
+            at = index
+        number = lines[index] if lines is not None else start_line + _newlines(joined[: starts[index]])
+        record = _record(journal, journal._get_all(), journal._get_realtime(), source, number, problems)
+        if record is not None:
+            skipping.found(record, ids.get(index, ()))
+            yield record
+    if at != last:
+        journal._next(last - at)
+
+
+def _newlines(data: bytes) -> int:
+    return len(data) - len(data.replace(b"\n", b""))
+
+
+def _open(pid: bytes | None, wanted: Any) -> bool:
+    number = int(pid) if pid is not None and pid.isdigit() else None
+    return any(stream[2] == number for stream in wanted)
+
+
+def _field(get: Any, name: str) -> bytes | None:
+    try:
+        value = get(name)
+    except KeyError:
+        return None
+    data: bytes = value[0] if isinstance(value, list) else value
+    return data
 
 
 def _record(journal: Any, raw: dict[str, Any], realtime: int, source: str, line: int,

@@ -51,6 +51,12 @@ class Selection:
         return "journal"
 
     @property
+    def wanted_entries(self) -> bool:
+        """Whether only some entries of the journal are read (a unit, a time window, a boot)."""
+        return bool(self.units or self.since_usec is not None or self.until_usec is not None or self.boot is not None
+                    or self.after_cursor)
+
+    @property
     def wanted(self) -> bool:
         """Whether the command line asked for the journal at all."""
         return bool(self.files or self.directory or self.units or self.since_usec is not None

@@ -26,7 +26,8 @@ from logsift.records import ReadProblems, Record
 BACKENDS = ("auto", "python", "journalctl")
 
 
-def journal_records(selection: Selection, problems: ReadProblems, backend: str = "auto") -> Iterator[Record]:
+def journal_records(selection: Selection, problems: ReadProblems, backend: str = "auto",
+                    skipping: Skipping | None = None) -> Iterator[Record]:
     """Records of the journal: systemd-python when installed (or asked for), else journalctl."""
     if backend not in BACKENDS:
         raise UsageError(f"unknown journal reader {backend!r}; known: {', '.join(BACKENDS)}")
@@ -38,7 +39,7 @@ def journal_records(selection: Selection, problems: ReadProblems, backend: str =
                 raise InputError("systemd-python is not installed: pip install 'logsift[journal]' "
                                  "(it compiles: apt-get install libsystemd-dev pkg-config gcc)") from None
         else:
-            return native.read_journal(selection, problems)
+            return native.read_journal(selection, problems, skipping)
     from logsift.read.journalctl import read_journalctl
 
     return read_journalctl(selection, problems)
@@ -83,7 +84,7 @@ def file_records(paths: Iterable[str], fmt: str, problems: ReadProblems, backend
         try:
             if path != "-" and fmt == "auto" and _is_journal_file(stream):
                 stream.close()
-                yield from journal_records(Selection(files=(path,)), problems, backend)
+                yield from journal_records(Selection(files=(path,)), problems, backend, skipping)
                 continue
             counted = stream
             if progress is not None:
@@ -108,7 +109,7 @@ def records(paths: Iterable[str], fmt: str, selection: Selection, problems: Read
             raise UsageError("FILE arguments cannot be combined with journal options (--file, --directory, "
                              "-u, -b, --since, --until, --after-cursor); filter with journalctl first: "
                              "journalctl -u UNIT -b | logsift")
-        source = journal_records(selection, problems, backend)
+        source = journal_records(selection, problems, backend, skipping)
     else:
         source = file_records(paths or ("-",), fmt, problems, backend, skipping, progress)
     count = 0

@@ -154,7 +154,10 @@ def _mark(record: Record, line: int) -> dict[str, Any]:
     return {"line": line, "timestamp": timestamp(record.timestamp), "since_boot_s": since_boot(record.timestamp)}
 
 
-def incident_dict(incident: Incident, rules: RuleSet) -> dict[str, Any]:
+RUNS_LATER = "\0runs\0"  # stands for the runs when a writer streams them (report/json.py)
+
+
+def incident_dict(incident: Incident, rules: RuleSet, runs: bool = True) -> dict[str, Any]:
     root = incident.root_cause
     last_failed = incident.failed_runs[-1] if incident.failed_runs else None
     return {
@@ -166,7 +169,7 @@ def incident_dict(incident: Incident, rules: RuleSet) -> dict[str, Any]:
         "resolved_at": timestamp(incident.resolved_at),
         "severity": incident.severity.label,
         "failed_runs": len(incident.failed_runs),
-        "runs": [run_dict(run, rules) for run in incident.runs],
+        "runs": [run_dict(run, rules) for run in incident.runs] if runs else RUNS_LATER,
         "root_cause": describe(root, rules, incident.unit) if root else None,
         "symptoms": symptoms(last_failed.symptoms) if last_failed else [],
         **story_dict(incident),

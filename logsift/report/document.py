@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from logsift.diagnosis import Noted
-from logsift.learn.clustering import TemplateMiner
 from logsift.pipeline import Analysis
 from logsift.read.selection import mangle_unit
 from logsift.records import Finding, Incident, Run
@@ -124,13 +123,14 @@ class Report:
         and avoid filled in with the values from the log (redacted)."""
         return describe(finding, self.rules, unit)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON contract, version 1."""
+    def to_dict(self, incidents: bool = True) -> dict[str, Any]:
+        """The JSON contract, version 1. `incidents=False`: INCIDENTS_LATER stands for them,
+        for a writer that streams them (report/json.py)."""
         rules = self.rules
         summary = self.summary
         return {
             "version": VERSION,
-            "incidents": [incident_dict(incident, rules) for incident in self.incidents],
+            "incidents": [incident_dict(incident, rules) for incident in self.incidents] if incidents else INCIDENTS_LATER,
             "findings": [
                 {**symptom(noted.finding), "severity": noted.finding.severity.label,
                  "title": describe(noted.finding, rules, noted.unit)["title"], "unit": noted.unit,
@@ -163,7 +163,15 @@ class Report:
         }
 
 
+INCIDENTS_LATER = "\0incidents\0"
+
+
 def _templates(findings: Iterable[Finding]) -> tuple[Template, ...]:
+    findings = tuple(findings)
+    if not findings:
+        return ()
+    from logsift.learn.clustering import TemplateMiner  # only when there is something to cluster
+
     miner = TemplateMiner()
     for finding in findings:
         text, line = _telling_line(finding)

@@ -10,8 +10,10 @@ See ARCHITECTURE.md for the full format and the priority bands.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import string
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,9 +22,12 @@ from typing import Any, Iterable, Mapping
 
 from logsift.exceptions import RuleError
 from logsift.records import Severity
+from logsift.rules import facts as facts_module
+from logsift.rules import literals as literals_module
+from logsift.rules import pattern as pattern_module
 from logsift.rules.facts import FILE as FACTS_FILE
 from logsift.rules.facts import FactRule, load_facts
-from logsift.rules.pattern import Pattern, compile_pattern
+from logsift.rules.pattern import LazyRegex, Pattern, compile_pattern
 
 SIGNALS = ("ready", "failure")  # a run came up; a run failed (without saying why)
 _KEYS = {
@@ -161,19 +166,35 @@ def default_pattern_dirs() -> list[Path]:
 
 
 def load_rules(directories: Iterable[Path] | None = None, extra: Iterable[Path] = (),
-               strict: bool = True) -> RuleSet:
+               strict: bool = True, cache: bool = True) -> RuleSet:
     """Every `*.toml` under the directories; a later directory's rule replaces an earlier id.
 
     `extra` are site directories (`--patterns`). With `strict=False` a broken rule file there is
     skipped and named in `RuleSet.skipped`, so that one bad site rule cannot take triage down;
     the bundled library (and `patterns check`) is always strict.
+
+    A library that loaded before is read back from the user cache (`cache`), keyed by every rule
+    file's path, size and time: no TOML, no literal derivation, and the regexes compiled only
+    when first used (most runs use a few), which is most of logsift's start-up.
     """
+    bundled = list(directories if directories is not None else default_pattern_dirs())
+    extra = list(extra)
+    key = _cache_key(bundled, extra, strict) if cache else None
+    if key is not None:
+        cached = _read_cache(key)
+        if cached is not None:
+            return cached
+    rules = _load_rules(bundled, extra, strict)
+    if key is not None:
+        _write_cache(key, rules)
+    return rules
+
+
+def _load_rules(bundled: list[Path], extra: list[Path], strict: bool) -> RuleSet:
     found: dict[str, Rule] = {}
     site: set[str] = set()
     skipped: list[str] = []
     facts: list[FactRule] = []
-    bundled = list(directories if directories is not None else default_pattern_dirs())
-    extra = list(extra)
     for directory in [*bundled, *extra]:
         lenient = not strict and directory in extra and directory not in bundled
         if not directory.is_dir():
@@ -337,3 +358,103 @@ def _where(path: Path, key: str, text: str | None = None) -> str:
     if text is None:
         text = _read(path)
     return f"{path}:{_line_of(text, key)}"
+
+
+# -- the cached library -------------------------------------------------------------------------
+
+RULES_CACHE_FORMAT = 2  # bump when Rule or Pattern change shape
+KEEP_CACHED = 20
+
+
+def _cache_key(bundled: list[Path], extra: list[Path], strict: bool) -> str | None:
+    from logsift import __version__
+
+    hasher = hashlib.sha256(f"{RULES_CACHE_FORMAT}:{__version__}:{strict}:{len(bundled)}".encode())
+    for module in (__file__, literals_module.__file__, pattern_module.__file__, facts_module.__file__):
+        hasher.update(Path(module).read_bytes())
+    for directory in [*bundled, *extra]:
+        hasher.update(f"\0{directory.resolve()}\0".encode("utf-8", "surrogateescape"))
+        try:
+            paths = sorted(directory.rglob("*.toml")) if directory.is_dir() else []
+            for path in paths:
+                status = path.stat()
+                hasher.update(f"{path}:{status.st_size}:{status.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+        except OSError:
+            return None
+    return hasher.hexdigest()[:24]
+
+
+def _cache_path(key: str) -> Path:
+    from logsift.cache import cache_dir
+
+    return cache_dir() / f"rules-{key}.json"
+
+
+def _read_cache(key: str) -> RuleSet | None:
+    try:
+        data = json.loads(_cache_path(key).read_text(encoding="utf-8"))
+        return RuleSet(tuple(_rule_from(item) for item in data["rules"]), tuple(data["skipped"]),
+                       tuple(_fact_from(item) for item in data["facts"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing or damaged: load the files
+
+
+def _write_cache(key: str, rules: RuleSet) -> None:
+    path = _cache_path(key)
+    data = {"rules": [_rule_to(rule) for rule in rules.rules], "skipped": list(rules.skipped),
+            "facts": [_fact_to(fact) for fact in rules.facts]}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".rules-")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out)
+        os.replace(temporary, path)
+        stale = sorted(path.parent.glob("rules-*.json"), key=lambda item: item.stat().st_mtime, reverse=True)
+        for old in stale[KEEP_CACHED:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # an unwritable cache costs the loading next time, nothing else
+
+
+def _pattern_to(pattern: Pattern) -> list[Any]:
+    return [pattern.index, pattern.source, list(pattern.literals), pattern.line, pattern.fallback]
+
+
+def _pattern_from(item: list[Any]) -> Pattern:
+    index, source, literals, line, fallback = item
+    return Pattern(index=index, source=source, compiled=LazyRegex(source), literals=tuple(literals), line=line,
+                   fallback=fallback)
+
+
+def _rule_to(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id, "path": str(rule.path), "title": rule.title, "severity": rule.severity.name,
+        "priority": rule.priority, "matches": [_pattern_to(pattern) for pattern in rule.matches],
+        "context": [_pattern_to(pattern) for pattern in rule.context], "explains": list(rule.explains),
+        "explanation": rule.explanation, "remediation": list(rule.remediation), "avoid": list(rule.avoid),
+        "references": list(rule.references), "defaults": dict(rule.defaults), "signal": rule.signal,
+        "tags": list(rule.tags), "versions": dict(rule.versions),
+    }
+
+
+def _rule_from(item: dict[str, Any]) -> Rule:
+    return Rule(
+        id=item["id"], path=Path(item["path"]), title=item["title"], severity=Severity[item["severity"]],
+        priority=item["priority"], matches=tuple(_pattern_from(entry) for entry in item["matches"]),
+        context=tuple(_pattern_from(entry) for entry in item["context"]), explains=tuple(item["explains"]),
+        explanation=item["explanation"], remediation=tuple(item["remediation"]), avoid=tuple(item["avoid"]),
+        references=tuple(item["references"]), defaults=dict(item["defaults"]), signal=item["signal"],
+        tags=tuple(item["tags"]), versions=dict(item["versions"]),
+    )
+
+
+def _fact_to(fact: FactRule) -> dict[str, Any]:
+    return {"name": fact.name, "label": fact.label, "kind": fact.kind,
+            "pattern": _pattern_to(fact.pattern) if fact.pattern is not None else None, "field": fact.field,
+            "path": str(fact.path), "line": fact.line, "index": fact.index}
+
+
+def _fact_from(item: dict[str, Any]) -> FactRule:
+    return FactRule(name=item["name"], label=item["label"], kind=item["kind"],
+                    pattern=_pattern_from(item["pattern"]) if item["pattern"] is not None else None,
+                    field=item["field"], path=Path(item["path"]), line=item["line"], index=item["index"])

@@ -5,10 +5,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import regex
-
 from logsift.exceptions import RuleError
 from logsift.rules.literals import required_literals
+
+
+class LazyRegex:
+    """A rule regex (the `regex` module, VERSION0), compiled when first used: a run from the
+    cached library (rules/library.py) compiles only the regexes that some line made it try."""
+
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str, compiled: Any = None) -> None:
+        self.source = source
+        self._compiled = compiled
+
+    def _get(self) -> Any:
+        if self._compiled is None:
+            import regex
+
+            self._compiled = regex.compile(self.source, regex.VERSION0)
+        return self._compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LazyRegex) and other.source == self.source
+
+    def __hash__(self) -> int:
+        return hash(self.source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +54,10 @@ class Pattern:
 def compile_pattern(source: str, given: Any, where: str, index: int, line: int, fallback: bool = False) -> Pattern:
     """A regex of a rule (or fact) file, compiled, with the literals the prefilter looks for:
     `given` (a list from the file) or derived from the regex."""
+    import regex  # checks the regex now; a cached library compiles its regexes lazily
+
     try:
-        compiled = regex.compile(source, regex.VERSION0)
+        compiled = LazyRegex(source, regex.compile(source, regex.VERSION0))
     except regex.error as error:
         raise RuleError(f"regex does not compile: {error}", where) from None
     if given is not None:

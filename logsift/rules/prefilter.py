@@ -1,130 +1,327 @@
-"""Which rules could match which lines, decided for a whole batch of lines at once.
+"""Which rules match which lines, decided for a whole block of input at once.
 
-A healthy line must cost next to nothing, and a regex per rule per line costs 30x grep. So the
-literals that each rule requires are searched in one pass over a batch of messages joined into
-one text: with a hyperscan database when the `hyperscan` wheel is installed, else with
-`str.find` per literal over the lowercased batch (C speed, one pass per literal).
-Only lines with a hit go on to the rule regexes.
+A healthy line must cost next to nothing, and a regex per rule per line costs 30x grep. So one
+multi-pattern engine scans raw bytes, a megabyte at a time, and says which lines *may* matter
+(`candidates`); only those are decoded, parsed and confirmed by the rules' own regexes in
+Python (`confirm`). What a record is then given (its hits) is exact, whatever the engine: the
+owners (rules, see logsift.match) one of whose regexes matches one of the record's lines, and
+the markers (literals that grouping needs) that occur in it. Engines, chosen automatically:
+
+- `hyperscan` (the `fast` extra, x86-64): the rule regexes themselves, translated to byte-level
+  expressions that match a superset (logsift.rules.translate), in one database; healthy lines
+  that only share a word with a rule ("error" in a request log) are not candidates at all.
+  The compiled database is kept in the user cache, keyed by the rule library's digest.
+- `ahocorasick` (ahocorasick-rs, wheels for Arm and musl too): the literals each regex
+  requires, in one automaton over the lowercased block; a line with a literal is a candidate.
+- `find`: the same literals with `bytes.find`, one pass each, when neither is installed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 from bisect import bisect_right
-from itertools import accumulate
-from types import ModuleType
-from typing import Iterable, Protocol, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
-hyperscan: ModuleType | None
-try:
-    import hyperscan
-except ImportError:  # pragma: no cover - depends on the machine
-    hyperscan = None
+from logsift.rules.pattern import Pattern
+from logsift.rules.translate import Untranslatable, translate
 
 EMPTY: frozenset[int] = frozenset()
+ENGINES = ("auto", "hyperscan", "ahocorasick", "find")
+REGEX_TIMEOUT = 0.25  # seconds per line: a pathological regex must not stall the stream
+DATABASE_FORMAT = 1  # bump when the translation or the database layout changes
+# Line starts with the ids of the entries that may match on that line.
+Candidates = list[tuple[int, list[int]]]
 
 
-class Prefilter(Protocol):
-    engine: str
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One thing the engine looks for: a rule regex (confirmed by that regex) or a marker
+    literal (confirmed by occurring, case-insensitively)."""
+
+    owner: int
+    pattern: Pattern | None
+    literals: tuple[str, ...]  # lowercase; any match contains one of them
+
+
+class Prefilter:
+    """The part every engine shares: confirming candidates, and scanning messages."""
+
+    engine = "base"
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = tuple(entries)
+        self.timeouts = 0
+
+    def candidates(self, block: bytes) -> Candidates:
+        """Starts of the lines of `block` (LF-separated) that may matter, ascending, each with
+        the ids of the entries that may match there."""
+        raise NotImplementedError
+
+    def confirm(self, message: str, ids: Iterable[int]) -> frozenset[int]:
+        """The owners of those entries that really match `message` (one line at a time)."""
+        owners: set[int] = set()
+        lowered: str | None = None
+        lines: list[str] | None = None
+        for index in ids:
+            entry = self.entries[index]
+            if entry.owner in owners:
+                continue
+            if lowered is None:
+                lowered = message.lower()
+            if not any(literal in lowered for literal in entry.literals):
+                continue
+            if entry.pattern is None:
+                owners.add(entry.owner)
+                continue
+            if lines is None:
+                lines = message.split("\n") if "\n" in message else [message]
+            search = entry.pattern.compiled.search
+            for line in lines:
+                try:
+                    found = search(line, timeout=REGEX_TIMEOUT) is not None
+                except TimeoutError:
+                    self.timeouts += 1
+                    found = True  # the matcher will try it again, and count it
+                if found:
+                    owners.add(entry.owner)
+                    break
+        return frozenset(owners) if owners else EMPTY
 
     def scan(self, messages: Sequence[str]) -> list[frozenset[int]]:
-        """For each message, the ids of the literals' owners (rules) that occur in it."""
-
-
-def build_prefilter(literals: Iterable[tuple[str, int]], engine: str = "auto") -> Prefilter:
-    """`literals` pairs a lowercase literal with the id of the rule that needs it."""
-    pairs = sorted(set(literals))
-    if engine in ("auto", "hyperscan") and hyperscan is not None and pairs:
-        return HyperscanPrefilter(pairs)
-    if engine == "hyperscan":
-        raise RuntimeError("the hyperscan prefilter needs `pip install hyperscan`")
-    return FindPrefilter(pairs)
-
-
-def _starts(messages: Sequence[str], sizes: Iterable[int]) -> list[int]:
-    # Offsets of each message in "\n".join(messages).
-    return [0, *accumulate(size + 1 for size in sizes)][: len(messages)]
-
-
-class FindPrefilter:
-    engine = "find"
-
-    def __init__(self, pairs: Sequence[tuple[str, int]]) -> None:
-        owners: dict[str, set[int]] = {}
-        for literal, owner in pairs:
-            owners.setdefault(literal, set()).add(owner)
-        self.owners = {literal: frozenset(ids) for literal, ids in owners.items()}
-
-    def scan(self, messages: Sequence[str]) -> list[frozenset[int]]:
-        text = "\n".join(messages).lower()
-        starts: list[int] | None = None
-        hits: dict[int, set[int]] = {}
-        for literal, owners in self.owners.items():
-            position = text.find(literal)
-            while position >= 0:
-                if starts is None:
-                    starts = _starts(messages, map(len, messages))
-                index = bisect_right(starts, position) - 1
-                hits.setdefault(index, set()).update(owners)
-                # Skip to the next message: one hit per literal per message is enough.
-                next_start = starts[index + 1] if index + 1 < len(starts) else len(text)
-                position = text.find(literal, next_start)
+        """For each message, the owners that really match it."""
         result = [EMPTY] * len(messages)
-        for index, owners_found in hits.items():
-            result[index] = frozenset(owners_found)
-        return result
-
-
-class HyperscanPrefilter:
-    engine = "hyperscan"
-
-    def __init__(self, pairs: Sequence[tuple[str, int]]) -> None:
-        literals = sorted({literal for literal, _ in pairs})
-        index = {literal: number for number, literal in enumerate(literals)}
-        owners: dict[int, set[int]] = {}
-        for literal, owner in pairs:
-            owners.setdefault(index[literal], set()).add(owner)
-        self.owners = {number: frozenset(ids) for number, ids in owners.items()}
-        assert hyperscan is not None
-        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        flags = hyperscan.HS_FLAG_CASELESS
-        self.database.compile(
-            expressions=[_hs_literal(literal) for literal in literals],
-            ids=list(range(len(literals))),
-            elements=len(literals),
-            flags=[flags] * len(literals),
-        )
-        self.scratch = hyperscan.Scratch(self.database)
-
-    def scan(self, messages: Sequence[str]) -> list[frozenset[int]]:
+        if not messages:
+            return result
         text = "\n".join(messages)
         ascii_only = text.isascii()
-        data = text.encode("ascii") if ascii_only else text.encode("utf-8", "surrogateescape")
-        found: list[tuple[int, int]] = []
-
-        def on_match(literal: int, start: int, end: int, flags: int, context: object) -> None:
-            found.append((end, literal))
-
-        self.database.scan(data, match_event_handler=on_match, scratch=self.scratch)
-        result = [EMPTY] * len(messages)
+        data = text.encode("ascii") if ascii_only else text.encode("utf-8", "surrogatepass")
+        found = self.candidates(data)
         if not found:
             return result
-        starts = _starts(messages, map(len, messages))  # in characters
-        hits: dict[int, set[int]] = {}
-        byte_at = char_at = 0
-        for end, literal in sorted(found):
-            if ascii_only:
-                char_end = end
-            else:
-                # Hits are rare: turn byte offsets into character offsets by decoding only the
-                # stretch since the previous hit (a literal always ends on a character boundary).
-                char_at += len(data[byte_at:end].decode("utf-8", "surrogateescape"))
-                byte_at, char_end = end, char_at
-            line = bisect_right(starts, char_end - 1) - 1
-            hits.setdefault(line, set()).update(self.owners[literal])
-        for line, owners in hits.items():
-            result[line] = frozenset(owners)
+        sizes = map(len, messages) if ascii_only else (len(m.encode("utf-8", "surrogatepass")) for m in messages)
+        starts: list[int] = []
+        offset = 0
+        for size in sizes:
+            starts.append(offset)
+            offset += size + 1
+        by_message: dict[int, set[int]] = {}
+        for start, ids in found:
+            by_message.setdefault(bisect_right(starts, start) - 1, set()).update(ids)
+        for index, message_ids in by_message.items():
+            result[index] = self.confirm(messages[index], sorted(message_ids))
         return result
 
+    def hits(self, message: str) -> frozenset[int]:
+        return self.scan([message])[0]
 
-def _hs_literal(literal: str) -> bytes:
+
+def _lines_of(block: bytes, ends: Iterable[tuple[int, int]]) -> Candidates:
+    """(end offset, id) pairs, in ascending order of end, grouped by the line they end on."""
+    result: Candidates = []
+    line_end = -1
+    rfind, find = block.rfind, block.find
+    for end, index in ends:
+        if end > line_end:
+            start = rfind(b"\n", 0, end) + 1
+            if result and result[-1][0] == start:
+                result[-1][1].append(index)
+                continue
+            line_end = find(b"\n", end)
+            if line_end < 0:
+                line_end = len(block)
+            result.append((start, [index]))
+        else:
+            result[-1][1].append(index)
+    return result
+
+
+# -- hyperscan ------------------------------------------------------------------------------
+
+
+class HyperscanPrefilter(Prefilter):
+    engine = "hyperscan"
+
+    def __init__(self, entries: Sequence[Entry], cache: Path | None = None) -> None:
+        import hyperscan
+
+        super().__init__(entries)
+        self._hyperscan = hyperscan
+        path = cache / f"scan-{self._digest()}.hsdb" if cache is not None else None
+        database = self._load(path) if path is not None else None
+        if database is None:
+            expressions, flags = self.expressions()
+            database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            database.compile(expressions=expressions, ids=list(range(len(expressions))),
+                             elements=len(expressions), flags=flags)
+            if path is not None:
+                self._store(path, database)
+        self.database: Any = database
+        self.scratch = hyperscan.Scratch(database)
+
+    def expressions(self, widened: list[tuple[Entry, str]] | None = None) -> tuple[list[bytes], list[int]]:
+        """The database's expressions and flags, one per entry; `widened` collects the entries
+        matched more loosely than their regex (and why)."""
+        expressions: list[bytes] = []
+        flags: list[int] = []
+        for entry in self.entries:
+            if entry.pattern is not None:
+                try:
+                    translation = translate(entry.pattern.source)
+                except Untranslatable as error:
+                    if widened is not None:
+                        widened.append((entry, f"its literals stand in for it ({error})"))
+                else:
+                    if widened is not None and not translation.exact:
+                        widened.append((entry, "anchors, lookarounds or backreferences are left to Python"))
+                    expressions.append(translation.expression)
+                    flags.append(0)
+                    continue
+            # A marker, or a regex with no translation: any of its literals, in any case.
+            expressions.append(b"|".join(_hex(literal) for literal in entry.literals))
+            flags.append(self._hyperscan.HS_FLAG_CASELESS)
+        return expressions, flags
+
+    def _digest(self) -> str:
+        """Names the database without compiling it: what the entries are, and the code and
+        library version that turn them into a database."""
+        version = getattr(self._hyperscan, "__version__", "")
+        hasher = hashlib.sha256(f"{DATABASE_FORMAT}:{version}:".encode())
+        hasher.update(Path(translate.__code__.co_filename).read_bytes())
+        for entry in self.entries:
+            source = entry.pattern.source if entry.pattern is not None else ""
+            hasher.update(f"{entry.owner}\0{source}\0{chr(1).join(entry.literals)}\n".encode("utf-8", "surrogatepass"))
+        return hasher.hexdigest()[:24]
+
+    def _load(self, path: Path) -> Any:
+        try:
+            return self._hyperscan.loadb(path.read_bytes(), self._hyperscan.HS_MODE_BLOCK)
+        except (OSError, self._hyperscan.error):  # missing, or from another CPU or version
+            return None
+
+    def _store(self, path: Path, database: Any) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".scan-")
+            with os.fdopen(handle, "wb") as out:
+                out.write(self._hyperscan.dumpb(database))
+            os.replace(temporary, path)
+            _prune(path.parent)
+        except OSError:
+            pass  # an unwritable cache costs the compile next time, nothing else
+
+    def candidates(self, block: bytes) -> Candidates:
+        found: list[tuple[int, int]] = []
+        append = found.append
+
+        def on_match(index: int, start: int, end: int, flags: int, context: object) -> None:
+            append((end, index))
+
+        self.database.scan(block, match_event_handler=on_match, scratch=self.scratch)
+        if not found:
+            return []
+        found.sort()
+        return _lines_of(block, found)
+
+
+KEEP_DATABASES = 20  # rule libraries since edited, site rules: the cache stays bounded
+
+
+def _prune(directory: Path) -> None:
+    found = sorted(directory.glob("scan-*.hsdb"), key=lambda path: path.stat().st_mtime, reverse=True)
+    for stale in found[KEEP_DATABASES:]:
+        stale.unlink(missing_ok=True)
+
+
+def _hex(literal: str) -> bytes:
     return "".join(f"\\x{byte:02x}" for byte in literal.encode("utf-8")).encode("ascii")
+
+
+# -- literals: Aho-Corasick, or bytes.find ---------------------------------------------------
+
+
+class _LiteralPrefilter(Prefilter):
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        super().__init__(entries)
+        owners: dict[bytes, list[int]] = {}
+        for index, entry in enumerate(self.entries):
+            for literal in entry.literals:
+                owners.setdefault(literal.encode("utf-8"), []).append(index)
+        self.literals = sorted(owners)
+        self.owners = [owners[literal] for literal in self.literals]
+
+    def _ends(self, lowered: bytes) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+    def candidates(self, block: bytes) -> Candidates:
+        ends = self._ends(block.lower())  # bytes.lower folds ASCII only, like hyperscan's caseless
+        if not ends:
+            return []
+        ends.sort()
+        owners = self.owners
+        grouped = _lines_of(block, ends)
+        return [(start, sorted({entry for literal in literals for entry in owners[literal]}))
+                for start, literals in grouped]
+
+
+class AhoCorasickPrefilter(_LiteralPrefilter):
+    engine = "ahocorasick"
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        import ahocorasick_rs
+
+        super().__init__(entries)
+        self.automaton = ahocorasick_rs.BytesAhoCorasick(self.literals)
+
+    def _ends(self, lowered: bytes) -> list[tuple[int, int]]:
+        return [(end, literal) for literal, _start, end in
+                self.automaton.find_matches_as_indexes(lowered, overlapping=True)]
+
+
+class FindPrefilter(_LiteralPrefilter):
+    engine = "find"
+
+    def _ends(self, lowered: bytes) -> list[tuple[int, int]]:
+        ends: list[tuple[int, int]] = []
+        find = lowered.find
+        for number, literal in enumerate(self.literals):
+            position = find(literal)
+            while position >= 0:
+                end = position + len(literal)
+                ends.append((end, number))
+                # One hit per literal per line is enough: go on from the next line.
+                next_line = find(b"\n", end)
+                if next_line < 0:
+                    break
+                position = find(literal, next_line + 1)
+        return ends
+
+
+def _available(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def build_prefilter(entries: Sequence[Entry], engine: str = "auto", cache: Path | None = None) -> Prefilter:
+    """The fastest engine installed (or the one asked for). `cache`: where hyperscan keeps its
+    compiled database (None: compile it every time)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown prefilter engine {engine!r}; known: {', '.join(ENGINES)}")
+    makers: dict[str, tuple[str, Callable[[], Prefilter]]] = {
+        "hyperscan": ("hyperscan", lambda: HyperscanPrefilter(entries, cache)),
+        "ahocorasick": ("ahocorasick_rs", lambda: AhoCorasickPrefilter(entries)),
+        "find": ("", lambda: FindPrefilter(entries)),
+    }
+    order = ["hyperscan", "ahocorasick", "find"] if engine == "auto" else [engine]
+    for name in order:
+        module, make = makers[name]
+        if not module or _available(module):
+            return make()
+    extra = "fast" if engine == "hyperscan" else "portable"
+    raise RuntimeError(f"the {engine} prefilter needs its package: pip install 'logsift[{extra}]'")
