@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from logsift.rules import load_rules
-
 from tests.helpers import FIXTURES, report
 from tests.journal_tools import build_journal, entries_export, have_journal_remote, short_to_entries
 
