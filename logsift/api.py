@@ -37,6 +37,7 @@ from logsift.read.text import Skipping
 from logsift.records import ReadProblems, Record
 from logsift.report.document import Origin, Report
 from logsift.rules import RuleSet, load_rules
+from logsift.sanitize import scrub
 
 PRIORITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 MODEL_CHOICES = ("auto", "on", "off")
@@ -137,6 +138,7 @@ def diagnose(
     if filters.priority is not None and analysis.counts.entries and not analysis.counts.prioritized:
         notes.append("-p has no effect here: this input carries no priorities (only json, export and native "
                      "journals do)")
+    notes.extend(problems.guesses)  # how a format was chosen when the first lines did not say
     if analysis.counts.entries == 0 and analysis.counts.lines == 0:
         notes.append(opened.nothing())
     if fallback is not None and getattr(fallback, "unavailable", None):
@@ -408,17 +410,21 @@ def _entries(entries: Iterable[Mapping[str, Any]], problems: ReadProblems) -> It
 
 
 def _field_text(value: Any) -> str | None:
+    while isinstance(value, (list, tuple)) and value and not all(isinstance(item, int) for item in value):
+        value = value[0]  # a field given more than once: the first value, as journalctl shows it
     if value is None:
         return None
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        return scrub(value)
     if isinstance(value, datetime):
         stamp = value if value.tzinfo else value.astimezone()  # systemd.journal gives local naive times
         return str(round(stamp.timestamp() * 1e6))
     if isinstance(value, (list, tuple)):
         if value and all(isinstance(item, int) for item in value):  # journalctl -o json: bytes as numbers
             return bytes(item & 0xFF for item in value).decode("utf-8", "replace")
-        return _field_text(value[0]) if value else None
+        return None
     if hasattr(value, "hex") and type(value).__name__ == "UUID":
         return str(value.hex)
     if hasattr(value, "total_seconds"):  # a timedelta (monotonic timestamp)

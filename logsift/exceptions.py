@@ -17,7 +17,15 @@ class LogsiftError(Exception):
         self.where = where
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}" if self.where else self.message
+        if not self.where:
+            return self.message
+        where = self.where
+        if len(where) > WHERE_MAX:  # a 5000-character file name is still one readable line
+            where = where[: WHERE_MAX // 2] + "..." + where[-WHERE_MAX // 2 :]
+        return f"{where}: {self.message}"
+
+
+WHERE_MAX = 200
 
 
 class InputError(LogsiftError):
@@ -30,6 +38,10 @@ class RuleError(LogsiftError):
 
 class UsageError(LogsiftError):
     """Options that contradict each other or name something that does not exist."""
+
+
+class OutputError(LogsiftError):
+    """The report cannot be written: a full disk, a closed or unwritable output."""
 
 
 class ModelUnavailable(LogsiftError):

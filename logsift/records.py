@@ -267,18 +267,32 @@ class ReadProblems:
     """What readers skipped or cut while streaming, so that the CLI can say so in one line each.
 
     Mutable on purpose: readers add to it as they go; it is read once the input is exhausted.
-    `bad` counts records that were skipped (invalid JSON, a cut export entry, garbage);
-    `notes` count things that were read but are incomplete (a value over the size cap, fields
-    that journalctl nulled because it ran without `--all`), keyed by `NOTES`.
+    `bad` counts records that were skipped (invalid JSON, a cut export entry, garbage) and
+    `lost` the input bytes they took with them, when the reader knows; `files` the inputs that
+    could not be read (wholly, or from some point on: `PATH: why`); `notes` count things that
+    were read but are incomplete (a value over the size cap, fields that journalctl nulled
+    because it ran without `--all`), keyed by `NOTES`; `guesses` how a format was chosen when
+    the first lines did not say (`PATH: read as export after 2 lines of noise`).
     """
 
     bad: Tally = field(default_factory=Tally)
+    lost: int = 0
+    files: list[str] = field(default_factory=list)
     notes: dict[str, Tally] = field(default_factory=dict)
+    guesses: list[str] = field(default_factory=list)
 
-    def skip(self, where: str, why: str) -> None:
+    def skip(self, where: str, why: str, size: int = 0) -> None:
+        """One bad record at `where`, and the `size` bytes of input it took with it."""
         if not self.bad.count:
             self.bad.first = f"{where}: {why}"
         self.bad.count += 1
+        self.lost += size
+
+    def lose_file(self, where: str, why: str) -> None:
+        self.files.append(f"{where}: {why}")
+
+    def guess(self, where: str, how: str) -> None:
+        self.guesses.append(f"{where}: {how}")
 
     def note(self, kind: str, where: str) -> None:
         tally = self.notes.setdefault(kind, Tally(first=where))
@@ -286,10 +300,13 @@ class ReadProblems:
 
     def warnings(self) -> list[str]:
         """One sentence per kind of problem, for `logsift: warning: ...` lines."""
-        lines: list[str] = []
+        lines: list[str] = [f"not read: {where}" for where in self.files[:20]]
+        if len(self.files) > 20:
+            lines.append(f"not read: {len(self.files) - 20} more inputs")
         if self.bad.count:
             noun = "record" if self.bad.count == 1 else "records"
-            lines.append(f"skipped {self.bad.count} bad {noun} (first at {self.bad.first})")
+            lost = f", {self.lost:,} bytes lost" if self.lost else ""
+            lines.append(f"skipped {self.bad.count} bad {noun}{lost} (first at {self.bad.first})")
         for kind, tally in self.notes.items():
             template = NOTES.get(kind, kind + " ({count}, first at {first})")
             lines.append(template.format(count=tally.count, first=tally.first))

@@ -98,20 +98,20 @@ def test_bad_records_are_counted_and_the_rest_is_read() -> None:
     data = lines(entry("before")) + b'{"MESSAGE": "cut sho\n' + lines({"_PID": "1"}) + b"\x00\x01\x02\x03\x04\x05 \x06\x07\x08\n" + lines(entry("after", 1))
     records, problems = read(data)
     assert [record.message for record in records] == ["before", "after"]
-    assert problems.warnings() == ["skipped 3 bad records (first at line 2: invalid JSON)"]
+    assert problems.warnings() == ["skipped 3 bad records, 44 bytes lost (first at line 2: invalid JSON)"]
 
 
 def test_the_cli_reports_bad_records_on_one_stderr_line() -> None:
     data = lines(*(entry(f"line {n}", n) for n in range(16))) + b"{not json\n" + lines(entry("after", 20))
     code, _, err = invoke("--format", "json", input=data)
     assert code == 0
-    assert err == "logsift: warning: skipped 1 bad record (first at line 17: invalid JSON)\n"
+    assert err == "logsift: warning: skipped 1 bad record, 9 bytes lost (first at line 17: invalid JSON)\n"
 
 
 def test_entirely_bad_input_is_an_input_error() -> None:
     code, out, err = invoke("-i", "json", input=b"{nope\n{also not\n")
     assert code == 2 and out == ""
-    assert err == "logsift: error: nothing could be read: skipped 2 bad records (first at line 1: invalid JSON)\n"
+    assert err == "logsift: error: nothing could be read: skipped 2 bad records, 14 bytes lost (first at line 1: invalid JSON)\n"
 
 
 def test_a_paste_of_journal_json_and_plain_lines_reads_both() -> None:

@@ -39,7 +39,7 @@ def test_a_block_of_binary_garbage_is_skipped_and_counted() -> None:
     garbage = bytes(byte for byte in range(256) if byte != 10) * 8 + b"\x00" * 4096  # one line
     code, out, err = invoke("--format", "json", input=with_line(SEED_TEXT, 30, garbage))
     assert code == 1 and causes(json.loads(out)) == CAUSES
-    assert err == "logsift: warning: skipped 1 bad record (first at line 31: binary data, not a log line)\n"
+    assert err == "logsift: warning: skipped 1 bad record, 6,137 bytes lost (first at line 31: binary data, not a log line)\n"
 
 
 def test_input_that_is_all_garbage_is_one_line_and_exit_2() -> None:
@@ -67,7 +67,7 @@ def test_json_stream_cut_mid_record(seed_journal: Path) -> None:
     rendering = render(seed_journal, "json", "-u", SEED_UNIT)
     code, out, err = invoke("--format", "json", input=rendering[: len(rendering) - 200])
     assert code == 1 and causes(json.loads(out)) == CAUSES
-    assert err.startswith("logsift: warning: skipped 1 bad record (first at line 445: invalid JSON)")
+    assert err.startswith("logsift: warning: skipped 1 bad record, 649 bytes lost (first at line 445: invalid JSON)")
 
 
 # -- a 50 MB line: capped, marked, and not held in memory -------------------------------------

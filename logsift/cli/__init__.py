@@ -17,6 +17,7 @@ import click
 
 from logsift import __version__
 from logsift.exceptions import LogsiftError
+from logsift.sanitize import one_line
 
 DEFAULT_COMMAND = "triage"
 # name -> "module:attribute"; imported only when the command runs (or for its --help).
@@ -114,7 +115,8 @@ def run(argv: list[str] | None = None) -> int:
         result: Any = main.main(args=argv, prog_name="logsift", standalone_mode=False)
         return int(result or 0)
     except LogsiftError as error:
-        click.echo(f"logsift: error: {error}", err=True)
+        # Messages quote file names and log text: one line, nothing a terminal would obey.
+        click.echo(f"logsift: error: {one_line(str(error))}", err=True)
         return 2
     except click.exceptions.Exit as exit_:
         return exit_.exit_code
@@ -135,7 +137,7 @@ def run(argv: list[str] | None = None) -> int:
         if os.environ.get("LOGSIFT_DEBUG"):
             raise
         click.echo(
-            f"logsift: internal error: {type(error).__name__}: {error} "
+            f"logsift: internal error: {type(error).__name__}: {one_line(str(error))[:500]} "
             "(set LOGSIFT_DEBUG=1 for the traceback, and please report it)",
             err=True,
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from logsift.check.corpus import Outcome, Report, evaluate, load_manifest, rule_
 from logsift.cli.options import patterns_option, rules_from
 from logsift.report.common import clip
 from logsift.rules import RuleSet
-from logsift.sanitize import redact, safe
+from logsift.sanitize import clean, dumps, redact
 
 EVIDENCE_WIDTH = 100
 CONFUSIONS = 10
@@ -65,7 +64,7 @@ def eval_command(manifest: Path, cases_dir: Path | None, output: str, min_accura
         return model_report.run(cases, rules, output, leave_one_class_out)
     report = evaluate(cases, rule_predictor(rules))
     if output == "json":
-        click.echo(json.dumps(as_dict(report, rules), indent=2, ensure_ascii=False))
+        click.echo(dumps(as_dict(report, rules)))
     else:
         click.echo(render(report, rules, markdown=output == "markdown"), nl=False)
     if min_accuracy is not None and report.accuracy < min_accuracy:
@@ -116,7 +115,7 @@ def render(report: Report, rules: RuleSet, markdown: bool = False) -> str:
                               headers=("file", "expected", "predicted", "evidence"), tablefmt=fmt))
     if report.crashes:
         heading("Crashes")
-        lines.extend(f"{'- ' if markdown else '  '}{outcome.case.name}: {safe(outcome.error or '')}"
+        lines.extend(f"{'- ' if markdown else '  '}{outcome.case.name}: {clean(outcome.error or '')}"
                      for outcome in report.crashes)
     return "\n".join(lines) + "\n"
 
@@ -133,7 +132,7 @@ def _miss_row(outcome: Outcome, markdown: bool) -> tuple[str, str, str, str]:
         evidence = f"{prediction.line}: {' '.join(prediction.text.split())}"
     else:
         evidence = "-"
-    evidence = safe(evidence)
+    evidence = clean(evidence)
     if len(evidence) > EVIDENCE_WIDTH:
         evidence = evidence[: EVIDENCE_WIDTH - 3] + "..."
     if markdown:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from logsift.check.explain import EventExplanation, Explanation, LineOutsideEven
 from logsift.cli.options import patterns_option, rules_from
 from logsift.records import Finding
 from logsift.report.common import clip
-from logsift.sanitize import redact, safe
+from logsift.sanitize import clean, dumps, redact
 
 MAX_EVENT_LINES = 60  # a longer event shows its head and tail: the exception is at the end
 HEAD_LINES = 15
@@ -47,8 +46,7 @@ def explain(file: Path, line: int | None, output: str, input_format: str, patter
     finally:
         stream.close()
     if output == "json":
-        click.echo(json.dumps({"version": 1, "events": [_as_dict(item) for item in explanations]},
-                              indent=2, ensure_ascii=False))
+        click.echo(dumps({"version": 1, "events": [_as_dict(item) for item in explanations]}))
         return 0
     if not explanations:
         click.echo("No failed run with a root cause in this input; name a line to explain with --line N.")
@@ -65,11 +63,11 @@ def _text(item: Explanation) -> list[str]:
         return [
             f"Line {item.line} is in no event: no rule's literals occur in it (the prefilter skipped it),",
             "and it does not continue a traceback, build output, CUDA banner or NCCL burst.",
-            f"  {item.line} | {clip(safe(item.text))}",
+            f"  {item.line} | {clip(clean(item.text))}",
         ]
     event = item.event
     first = event.first
-    stream = ", ".join(f"{name} {safe(str(value))}" for name, value in
+    stream = ", ".join(f"{name} {clean(str(value))}" for name, value in
                        (("host", first.host), ("unit", first.unit), ("identifier", first.identifier),
                         ("pid", first.pid)) if value is not None) or "no journal fields"
     count = sum(record.lines for record in event.records)
@@ -96,7 +94,7 @@ def _text(item: Explanation) -> list[str]:
     if item.not_matched:
         lines.append(f"Selected but no regex matched: {', '.join(item.not_matched)}")
     for fact in item.facts:
-        values = " ".join(f"{key}={safe(value)!r}" for key, value in sorted(fact.fields.items()))
+        values = " ".join(f"{key}={clean(value)!r}" for key, value in sorted(fact.fields.items()))
         lines.append(f"Context for {fact.rule_id} on line {fact.line}: {values}")
     lines.append("")
     lines.extend(_run_text(item))
@@ -118,7 +116,7 @@ def _event_lines(item: EventExplanation) -> list[str]:
     for number, text in numbered:
         label = str(number).rjust(width) if number else " " * width
         mark = ">" if number in marked else " "
-        shown.append(f" {mark}{label} | {clip(safe(text))}")
+        shown.append(f" {mark}{label} | {clip(clean(text))}")
     return shown
 
 
@@ -126,7 +124,7 @@ def _run_text(item: EventExplanation) -> list[str]:
     run = item.run
     if run is None:
         return ["Run: none (the event is outside every run of a unit)"]
-    where = f"{safe(run.unit or '(unit unknown)')}" + (f" on {safe(run.host)}" if run.host else "")
+    where = f"{clean(run.unit or '(unit unknown)')}" + (f" on {clean(run.host)}" if run.host else "")
     ending = f", {run.exit or run.result}" if (run.exit or run.result) else ""
     lines = [f"Run: {where}, lines {run.first_line}-{run.last_line}, {run.outcome}{ending}"]
     if not item.fates:
@@ -147,7 +145,7 @@ def _run_text(item: EventExplanation) -> list[str]:
 def _captures(finding: Finding) -> str:
     if not finding.fields:
         return ""
-    return ": " + " ".join(f"{key}={safe(value)!r}" for key, value in sorted(finding.fields.items()))
+    return ": " + " ".join(f"{key}={clean(value)!r}" for key, value in sorted(finding.fields.items()))
 
 
 # -- json ------------------------------------------------------------------------------------

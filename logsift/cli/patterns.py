@@ -14,7 +14,7 @@ from logsift.cli.options import patterns_option, rules_from
 from logsift.exceptions import UsageError
 from logsift.report.common import clip
 from logsift.rules import Rule, default_pattern_dirs, load_rule
-from logsift.sanitize import safe
+from logsift.sanitize import clean
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -128,9 +128,9 @@ def _trial_lines(result: Trial, log: Path, missed: bool, limit: int) -> list[str
         shown = entry.hits if limit == 0 else entry.hits[:limit]
         width = max((len(str(hit.line)) for hit in shown), default=1)
         for hit in shown:
-            lines.append(f"  {str(hit.line).rjust(width)} | {clip(safe(hit.text))}")
+            lines.append(f"  {str(hit.line).rjust(width)} | {clip(clean(hit.text))}")
             if hit.fields:
-                captures = " ".join(f"{key}={safe(value)!r}" for key, value in sorted(hit.fields.items()))
+                captures = " ".join(f"{key}={clean(value)!r}" for key, value in sorted(hit.fields.items()))
                 lines.append(f"  {' ' * width} | {captures}")
             if not hit.selected:
                 lines.append(f"  {' ' * width} | (the prefilter would skip this line: none of its literals "
@@ -140,7 +140,7 @@ def _trial_lines(result: Trial, log: Path, missed: bool, limit: int) -> list[str
     if missed and result.missed:
         lines.extend(["", "Missed: lines the prefilter selected for this rule that no [[match]] regex matched"])
         width = max(len(str(number)) for number, _ in result.missed)
-        lines.extend(f"  {str(number).rjust(width)} | {clip(safe(text))}" for number, text in result.missed)
+        lines.extend(f"  {str(number).rjust(width)} | {clip(clean(text))}" for number, text in result.missed)
     if result.timeouts:
         lines.extend(["", f"Regex timeouts: {result.timeouts} (a regex ran over its time limit on a line)"])
     lines.extend(["", f"Lines: {result.lines}, matched: {result.matched}, missed: {len(result.missed)}"])

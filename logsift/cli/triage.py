@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import click
 
 from logsift.cli.options import color_option, patterns_option, use_color
-from logsift.exceptions import UsageError
+from logsift.exceptions import OutputError, UsageError
 from logsift.records import Severity
 
 if TYPE_CHECKING:  # the pipeline is imported when a command runs: `logsift --help` stays fast
@@ -145,6 +145,7 @@ def triage(files: tuple[str, ...], output: str, follow: bool, input_format: str,
     from logsift.api import diagnose
     from logsift.report import REGISTRY as REPORTERS
     from logsift.report.common import RenderOptions
+    from logsift.sanitize import one_line
 
     progress = _Bar() if _progress_wanted(show_progress) else None
     report = diagnose(
@@ -156,19 +157,34 @@ def triage(files: tuple[str, ...], output: str, follow: bool, input_format: str,
         notify=_notify if not quiet else None,
     )
     options = RenderOptions(color=use_color(color) if output == "terminal" else False, width=_width(), utc=utc)
-    REPORTERS[output](report, sys.stdout, options)
-    sys.stdout.flush()
+    write_report(lambda: REPORTERS[output](report, sys.stdout, options))
+    # Warnings and notes name files and quote what was read: one line each, escaped.
     for skipped in report.rules.skipped:
-        click.echo(f"logsift: warning: skipped a site rule: {skipped}", err=True)
+        click.echo(f"logsift: warning: skipped a site rule: {one_line(skipped)}", err=True)
     for warning in report.summary.warnings:
-        click.echo(f"logsift: warning: {warning}", err=True)
+        click.echo(f"logsift: warning: {one_line(warning)}", err=True)
     if not quiet:
         for note in report.summary.notes:
-            click.echo(f"logsift: note: {note}", err=True)
+            click.echo(f"logsift: note: {one_line(note)}", err=True)
         if output != "json":
             click.echo(f"logsift: {read_line(report, options)}", err=True)
     threshold = Severity.parse(fail_on)
     return 1 if any(incident.severity >= threshold for incident in report.incidents) else 0
+
+
+def write_report(write: Callable[[], None]) -> None:
+    """Write to stdout; a full disk or an unwritable output is a one-line error (exit 2)."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        from logsift.read import describe_os_error
+
+        # What could not be written must not be retried at exit, where it would fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise OutputError(f"cannot write the report: {describe_os_error(error)}") from None
 
 
 def read_line(report: Report, options: RenderOptions) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Protocol, cast
 
@@ -62,7 +63,7 @@ class _Denoised:
                 if b"\0" in piece and garbage(piece.decode("utf-8", "replace")):
                     line = self.line + index
                     where = f"line {line}" if self.source == "-" else f"{self.source}:{line}"
-                    self.problems.skip(where, "binary data, not a log line")
+                    self.problems.skip(where, "binary data, not a log line", len(piece) + 1)
                     pieces[index] = b""
             data = b"\n".join(pieces)
         self.line += len(data) - len(data.replace(b"\n", b""))  # faster than bytes.count
@@ -87,13 +88,55 @@ for _name in TEXT_FORMATS:
 
 def detect(head: bytes) -> str:
     """Name the format of an input from its first bytes; "text" when nothing else fits."""
+    return detection(head).format
+
+
+BOM = b"\xef\xbb\xbf"
+NOISE_LINES = 16  # leading lines that detection looks past (a stray line, a marker, garbage)
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """What detection made of an input's first bytes: the format, and the leading lines it had
+    to look past to see it (1-based numbers of lines that are neither blank nor a journal
+    marker: the readers skip and count them)."""
+
+    format: str
+    noise: tuple[int, ...] = ()
+    skipped: int = 0  # leading lines (blank, markers, noise) blanked before the reader sees them
+    bom: bool = False
+
+
+def detection(head: bytes) -> Detection:
     if head.startswith(JOURNAL_MAGIC):
-        return "journal-file"
-    sample = head[:SNIFF].lstrip(b"\r\n")
+        return Detection("journal-file")
+    bom = head.startswith(BOM)
+    sample = head[len(BOM):SNIFF] if bom else head[:SNIFF]
+    found = _structured(sample.lstrip(b"\r\n"))
+    if found is not None:
+        return Detection(found, bom=bom)
+    # Look past leading lines that fit no format: a line of garbage or NULs, a broken JSON line,
+    # spaces, journalctl's own "-- Journal begins at ... --", before an export or JSON stream.
+    lines = sample.split(b"\n", NOISE_LINES + 1)
+    noise: list[int] = []
+    for index in range(min(NOISE_LINES, len(lines) - 1)):
+        line = lines[index]
+        if line.strip() and not line.startswith(b"-- "):
+            noise.append(index + 1)
+        found = _structured(b"\n".join(lines[index + 1:]).lstrip(b"\r\n"))
+        if found is not None:
+            return Detection(found, tuple(noise), index + 1, bom)
     for name, test in DETECTORS:
-        if test(sample):
+        if name == "binary" and test(sample):
+            return Detection("binary")
+    return Detection("text", bom=bom)
+
+
+def _structured(sample: bytes) -> str | None:
+    for name, test in DETECTORS:
+        if name != "binary" and test(sample):
             return name
-    return "text"
+    return None
 
 
 def _binary(sample: bytes) -> bool:
@@ -190,9 +233,9 @@ def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadP
     counted in `problems` (see logsift.read.sources for reading the journal itself); with
     `skipping`, lines that cannot matter may be left unparsed."""
     head = stream.read(SNIFF)
-    peeked = _Peeked(stream, head)
     if fmt == "auto":
-        fmt = detect(head)
+        found = detection(head)
+        fmt = found.format
         if fmt == "journal-file":
             raise InputError("this is a native journal file, which cannot be read from a pipe; "
                              "name it: logsift --file PATH", source)
@@ -202,6 +245,14 @@ def read(stream: BinaryIO, source: str = "-", fmt: str = "auto", problems: ReadP
                 f"{min(len(head), SNIFF)} bytes); give a journalctl text, json or export stream",
                 source,
             )
+        head = _past_noise(head, found, source, problems)
+    if b"\r" in head and b"\n" not in head and fmt not in ("export", "journal-file"):
+        # Old Mac (CR-only) line endings: without this the whole input is one line.
+        if problems is not None:
+            problems.guess(source, "read CR (carriage return) line endings as line breaks")
+        stream = cast(BinaryIO, _CarriageReturns(stream))
+        head = head.replace(b"\r", b"\n")
+    peeked = _Peeked(stream, head)
     reader = REGISTRY.get(fmt)
     if reader is None:
         raise InputError(f"unknown input format {fmt!r}; known: {', '.join(sorted(REGISTRY))}")
@@ -225,6 +276,35 @@ def _widen_pipe(stream: BinaryIO) -> None:
         pass  # not a pipe, or not allowed (pipe-max-size): only speed is lost
 
 
+def _past_noise(head: bytes, found: Detection, source: str, problems: ReadProblems | None) -> bytes:
+    """The head with the lines detection looked past blanked (their LF kept, so that line
+    numbers stay right), each noise line counted as a bad record; the format named as a guess."""
+    if found.bom:
+        head = head[len(BOM):]
+    if not found.skipped:
+        return head
+    lines = head.split(b"\n", found.skipped)
+    if problems is not None:
+        for number in found.noise:
+            where = f"line {number}" if source == "-" else f"{source}:{number}"
+            problems.skip(where, f"not part of the {found.format} stream", len(lines[number - 1]) + 1)
+        if found.noise:
+            count = len(found.noise)
+            problems.guess(source, f"read as {found.format} after {count} leading line{'s' if count > 1 else ''} "
+                           f"that {'are' if count > 1 else 'is'} not (give -i {found.format} to say so)")
+    return b"\n" * found.skipped + lines[-1]
+
+
+class _CarriageReturns:
+    """A byte stream with CR line endings read as LF."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        return self.stream.read(size).replace(b"\r", b"\n")
+
+
 def open_input(path: str) -> BinaryIO:
     """Open a log file for reading, with an InputError that says what went wrong."""
     if path == "-":
@@ -233,11 +313,16 @@ def open_input(path: str) -> BinaryIO:
         _widen_pipe(sys.stdin.buffer)
         return sys.stdin.buffer
     target = Path(path)
-    if not target.exists():
-        raise InputError("no such file", path)
-    if target.is_dir():
-        raise InputError("is a directory; for a journal directory use --directory", path)
     try:
+        if target.is_dir():
+            raise InputError("is a directory; for a journal directory use --directory", path)
         return open(target, "rb")  # noqa: SIM115 - closed by the caller
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
     except OSError as error:
-        raise InputError(os.strerror(error.errno or 0) or str(error), path) from None
+        raise InputError(describe_os_error(error), path) from None
+
+
+def describe_os_error(error: OSError) -> str:
+    """What went wrong, in the system's words, without repeating the file name."""
+    return (os.strerror(error.errno) if error.errno else None) or error.strerror or type(error).__name__

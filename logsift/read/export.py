@@ -121,13 +121,15 @@ def cap_message(data: bytes, dropped: int = 0) -> tuple[str, bool]:
 
 
 class _Stream:
-    """Buffered reads over a byte stream that count the LF bytes consumed (input line numbers)."""
+    """Buffered reads over a byte stream that count the LF bytes consumed (input line numbers)
+    and the bytes consumed (`offset`, so that a skipped entry can say how much it cost)."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
         self.buffer = b""
         self.position = 0
         self.line = 1  # line number of the next unread byte
+        self.offset = 0  # bytes consumed before `position`, from the start of the stream
         self.eof = False
 
     def _fill(self) -> bool:
@@ -149,10 +151,12 @@ class _Stream:
             end = self.buffer.find(b"\n", self.position)
             if end >= 0:
                 piece = self.buffer[self.position : end]
+                self.offset += end + 1 - self.position
                 self.position = end + 1
                 self.line += 1
                 return self._join(kept, piece, dropped, cap) + (True,)
             piece = self.buffer[self.position :]
+            self.offset += len(piece)
             self.position = len(self.buffer)
             kept, dropped = self._join(kept, piece, dropped, cap)
             if not self._fill():
@@ -165,16 +169,28 @@ class _Stream:
             return kept + piece[: max(room, 0)], dropped + len(piece) - max(room, 0)
         return kept + piece, dropped
 
-    def read(self, size: int, cap: int) -> tuple[bytes, int, bool]:
-        """Up to `size` bytes, keeping the first `cap`: (kept, dropped, all `size` were there)."""
+    def read(self, size: int, cap: int, boundary: bytes | None = None) -> tuple[bytes, int, str]:
+        """Up to `size` bytes, keeping the first `cap`: (kept, dropped, how it ended): "complete",
+        "eof" (the stream ended first) or "boundary": `boundary` (an LF LF and the field that
+        starts every entry) came first, so the length was wrong; the stream is then left at the
+        start of that next entry."""
         kept: list[bytes] = []
         have = 0
         dropped = 0
+        tail = b""  # the last bytes of the value so far, to find a boundary across two pieces
         while size:
             if self.position >= len(self.buffer) and not self._fill():
-                return b"".join(kept), dropped, False
+                return b"".join(kept), dropped, "eof"
             piece = self.buffer[self.position : self.position + size]
+            if boundary is not None:
+                window = tail + piece
+                found = window.find(boundary)
+                if found >= 0:
+                    self._resume(window, len(tail), found + 2, len(piece))
+                    return b"".join(kept), dropped, "boundary"
+                tail = window[-(len(boundary) - 1) :]
             self.position += len(piece)
+            self.offset += len(piece)
             size -= len(piece)
             self.line += piece.count(b"\n")
             room = cap - have
@@ -182,22 +198,40 @@ class _Stream:
                 kept.append(piece[:room])
                 have += min(room, len(piece))
             dropped += max(len(piece) - max(room, 0), 0)
-        return b"".join(kept), dropped, True
+        return b"".join(kept), dropped, "complete"
+
+    def _resume(self, window: bytes, earlier: int, start: int, size: int) -> None:
+        """Continue at `window[start:]`: window is `earlier` bytes already consumed and then the
+        next `size` bytes of the buffer."""
+        taken = window[earlier:start] if start >= earlier else b""
+        given_back = window[start:earlier] if start < earlier else b""
+        self.line += taken.count(b"\n") - given_back.count(b"\n")
+        self.offset += len(taken) - len(given_back)
+        self.buffer = window[start:] + self.buffer[self.position + size :]
+        self.position = 0
 
 
 class ExportReader:
-    """Entries of an export stream as Records; bad entries are skipped and counted."""
+    """Entries of an export stream as Records; bad entries are skipped and counted.
+
+    A binary field's length can be corrupt (a flipped bit claims 100 MB): the value is read
+    watching for the start of the next entry (an empty line, then the field every entry of this
+    stream starts with, `__CURSOR` in journalctl's output), and when that comes first the entry
+    is skipped there, as systemd-journal-remote skips to the next entry and says how many bytes
+    were lost, instead of swallowing the entries after it."""
 
     def __init__(self, source: str = "-", problems: ReadProblems | None = None) -> None:
         self.source = source
         self.problems = problems if problems is not None else ReadProblems()
         self.known: set[bytes] = set()
+        self.boundary = b"\n\n__CURSOR="  # learnt from the first entry: the field entries start with
 
     def where(self, line: int) -> str:
         return f"line {line}" if self.source == "-" else f"{self.source}:{line}"
 
     def read(self, stream: BinaryIO) -> Iterator[Record]:
         data = _Stream(stream)
+        first = True
         while True:
             entry: Record | _Skip | None = self._fast(data)
             if entry is None:
@@ -205,7 +239,15 @@ class ExportReader:
                 if entry is None:
                     return
             if isinstance(entry, Record):
+                if first and entry.fields:
+                    self._learn(entry.fields)
+                first = False
                 yield entry
+
+    def _learn(self, fields: Mapping[str, str]) -> None:
+        opening = next(iter(fields), None)
+        if opening is not None and opening.startswith("__"):
+            self.boundary = b"\n\n" + opening.encode("ascii") + b"="
 
     def _fast(self, data: _Stream) -> Record | _Skip | None:
         """The common entry, all `KEY=value` lines and already in the buffer, parsed in one go;
@@ -228,9 +270,10 @@ class ExportReader:
                 fields[name.decode("ascii")] = (value if len(value) <= FIELD_CAP else value[:FIELD_CAP]).decode("utf-8", "replace")
         first = data.line
         data.position = end + 2
+        data.offset += end + 2 - start
         data.line += len(lines) + 1
         if message is None:
-            return self._bad(first, "entry has no MESSAGE field")
+            return self._bad(first, "entry has no MESSAGE field", end + 2 - start)
         text, cut = cap_message(message)
         if cut:
             self.problems.note("truncated", self.where(first + message_index))
@@ -250,23 +293,25 @@ class ExportReader:
         fields: dict[str, str] = {}
         message: str | None = None
         message_line = start = data.line
+        offset = data.offset
         message_lines = 1
+        cut_short = "entry cut short by the end of the input"
         while True:
             line_number = data.line
             got = data.readline(MESSAGE_CAP + 65)  # NAME= (at most 64 + 1) and a capped value
             if got is None:
-                return self._finish(fields, message, start, message_line, message_lines)
+                return self._finish(fields, message, start, message_line, message_lines, data.offset - offset)
             raw, dropped, ended = got
             if not ended:
-                return self._bad(start, "entry cut short by the end of the input")
+                return self._bad(start, cut_short, data.offset - offset)
             if not raw or raw == b"\r":
                 if not fields and message is None:
-                    start = data.line  # blank lines between entries
+                    start, offset = data.line, data.offset  # blank lines between entries
                     continue
-                return self._finish(fields, message, start, message_line, message_lines)
+                return self._finish(fields, message, start, message_line, message_lines, data.offset - offset)
             name, equals, value = raw.partition(b"=")
             if not self._valid(name):
-                return self._resync(data, start, "not a journal field")
+                return self._resync(data, start, offset, "not a journal field")
             if equals:
                 if value.endswith(b"\r"):  # CRLF: journalctl writes a CR inside a value as binary
                     value = value[:-1]
@@ -278,46 +323,52 @@ class ExportReader:
                 elif len(fields) < MAX_FIELDS:
                     fields[name.decode("ascii")] = value[:FIELD_CAP].decode("utf-8", "replace")
                 continue
-            size_bytes, _, complete = data.read(8, 8)
-            if not complete:
-                return self._bad(start, "entry cut short by the end of the input")
+            label = name.decode("ascii")
+            size_bytes, _, how = data.read(8, 8)
+            if how != "complete":
+                return self._bad(start, cut_short, data.offset - offset)
             size = int.from_bytes(size_bytes, "little")
             if size > DATA_MAX:
-                return self._resync(data, start, f"field {name.decode('ascii')} claims {size} bytes")
+                return self._resync(data, start, offset, f"field {label} claims {size:,} bytes")
             value_line = data.line
-            value, dropped, complete = data.read(size, MESSAGE_CAP if name == b"MESSAGE" else FIELD_CAP)
-            if not complete:
-                return self._bad(start, "entry cut short by the end of the input")
-            terminator, _, complete = data.read(1, 1)
-            if not complete:
-                return self._bad(start, "entry cut short by the end of the input")
+            value, dropped, how = data.read(size, MESSAGE_CAP if name == b"MESSAGE" else FIELD_CAP, self.boundary)
+            if how == "boundary":
+                return self._bad(start, f"field {label} claims {size:,} bytes, but the next entry starts sooner",
+                                 data.offset - offset)
+            if how == "eof":
+                why = cut_short if size < CHUNK else f"field {label} claims {size:,} bytes, more than the input holds"
+                return self._bad(start, why, data.offset - offset)
+            terminator, _, how = data.read(1, 1)
+            if how != "complete":
+                return self._bad(start, cut_short, data.offset - offset)
             if terminator != b"\n":
-                return self._resync(data, start, f"field {name.decode('ascii')} is longer than its length says")
+                return self._resync(data, start, offset, f"field {label} is longer than its length says")
             if name == b"MESSAGE":
                 message, cut = cap_message(value, dropped)
                 message_line, message_lines = value_line, message.count("\n") + 1
                 if cut:
                     self.problems.note("truncated", self.where(value_line))
             elif len(fields) < MAX_FIELDS:
-                fields[name.decode("ascii")] = value.decode("utf-8", "replace")
+                fields[label] = value.decode("utf-8", "replace")
 
-    def _finish(self, fields: dict[str, str], message: str | None, start: int, line: int, lines: int) -> Record | _Skip | None:
+    def _finish(self, fields: dict[str, str], message: str | None, start: int, line: int, lines: int,
+                size: int) -> Record | _Skip | None:
         if message is None:
             if not fields:
                 return None
-            return self._bad(start, "entry has no MESSAGE field")
+            return self._bad(start, "entry has no MESSAGE field", size)
         return entry_record(fields, message, line, self.source, lines)
 
-    def _bad(self, start: int, why: str) -> _Skip:
-        self.problems.skip(self.where(start), why)
+    def _bad(self, start: int, why: str, size: int = 0) -> _Skip:
+        self.problems.skip(self.where(start), why, size)
         return _SKIPPED
 
-    def _resync(self, data: _Stream, start: int, why: str) -> _Skip:
+    def _resync(self, data: _Stream, start: int, offset: int, why: str) -> _Skip:
         """Skip to the next empty line, where the next entry starts."""
         while True:
             got = data.readline(64)
             if got is None or (got[2] and got[0] in (b"", b"\r")):
-                return self._bad(start, why)
+                return self._bad(start, why, data.offset - offset)
 
 
 class _Skip:

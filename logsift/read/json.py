@@ -22,15 +22,18 @@ from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, cap_message,
 from logsift.read.lines import TRUNCATED, raw_lines
 from logsift.read.text import TextReader
 from logsift.records import ReadProblems, Record
+from logsift.sanitize import scrub
 
 try:  # orjson parses journal JSON about 2x faster; optional (the `fast` extra)
     import orjson  # type: ignore[import-not-found, unused-ignore]
 
     _loads: Callable[[bytes], Any] = orjson.loads
-    _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError)
+    _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError, RecursionError)
+    _SURROGATES = False  # orjson refuses lone surrogates: invalid JSON, skipped and counted
 except ImportError:  # pragma: no cover - depends on the installed extras
     _loads = json.loads
-    _DECODE_ERRORS = (ValueError,)
+    _DECODE_ERRORS = (ValueError, RecursionError)  # 1000 nested arrays exhaust json's recursion
+    _SURROGATES = True
 
 LINE_CAP = MESSAGE_CAP + 64 * 1024  # a record holds MESSAGE plus its other fields
 TEXT_BATCH = 256  # non-JSON lines handed to the text reader at a time
@@ -80,7 +83,7 @@ class JsonReader:
             return
         text = raw.decode("utf-8", "replace")
         if garbage(text):
-            self.problems.skip(self.where(number), "binary data, not a log line")
+            self.problems.skip(self.where(number), "binary data, not a log line", len(raw) + 1)
             return
         if not self.pending:
             self.pending_start = number
@@ -98,17 +101,22 @@ class JsonReader:
         if dropped:
             self.problems.note("truncated", self.where(number))
             fields, cut = salvage(body.decode("utf-8", "replace"))
+            fields = _scrubbed(fields)
         else:
             try:
                 fields = _loads(body)
             except _DECODE_ERRORS:
-                self.problems.skip(self.where(number), "invalid JSON")
-                return None
+                fields = _lenient(body)
+                if fields is None:
+                    self.problems.skip(self.where(number), "invalid JSON", len(body))
+                    return None
             if not isinstance(fields, dict):
-                self.problems.skip(self.where(number), "JSON that is not an object")
+                self.problems.skip(self.where(number), "JSON that is not an object", len(body))
                 return None
+            if _SURROGATES:
+                fields = _scrubbed(fields)
         if "MESSAGE" not in fields:
-            self.problems.skip(self.where(number), "no MESSAGE field")
+            self.problems.skip(self.where(number), "no MESSAGE field", len(body))
             return None
         return self._record(fields, number, dropped if cut == "MESSAGE" else 0)
 
@@ -165,26 +173,54 @@ class JsonReader:
             self.problems.skip(self.where(start), "JSON object cut short by the end of the input")
 
 
+def _first(value: Any) -> Any:
+    """A field given more than once is a list of its values: journalctl shows the first. Nested
+    lists (not journalctl's, but JSON allows 1000 levels) are unwrapped without recursion."""
+    while isinstance(value, list) and value and not all(type(item) is int for item in value):
+        value = value[0]
+    return value
+
+
 def _text(value: Any) -> str:
     """A JSON field value as text: byte arrays decoded; repeated fields: the first value."""
+    value = _first(value)
     if isinstance(value, list):
-        if value and all(type(item) is int for item in value):
-            return _bytes(value).decode("utf-8", "replace")
-        return _text(value[0]) if value else ""
-    return str(value)
+        return _bytes(value).decode("utf-8", "replace") if value else ""
+    if isinstance(value, dict):
+        return "{...}"  # not a journal value: keep the record, not a copy of the structure
+    return scrub(str(value))
 
 
 def _bytes(value: Any) -> bytes:
+    value = _first(value)
     if type(value) is str:
         return value.encode("utf-8", "surrogatepass")
     if isinstance(value, list):
-        if value and type(value[0]) is not int:
-            return _bytes(value[0])  # MESSAGE given more than once: journalctl shows the first
         try:
             return bytes(item for item in value if type(item) is int)
         except ValueError:  # a number over 255: not a byte array
-            return str(value).encode()
+            return b"[" + b",".join(str(item).encode() for item in value[:64]) + b"]"
+    if isinstance(value, dict):
+        return b"{...}"
     return str(value).encode()
+
+
+def _lenient(body: bytes) -> Any:
+    """What the standard library makes of a line orjson refused: it takes lone surrogate
+    escapes (`\\ud800`), which are then scrubbed; None when it is not JSON either."""
+    if not _SURROGATES and b"\\u" in body:
+        try:
+            return _scrubbed(json.loads(body.decode("utf-8", "replace")))
+        except (ValueError, RecursionError):
+            return None
+    return None
+
+
+def _scrubbed(fields: Any) -> Any:
+    """Parsed fields without lone surrogates (`"\\ud800"` parses; it cannot be printed)."""
+    if not isinstance(fields, dict):
+        return fields
+    return {name: scrub(value) if type(value) is str else value for name, value in fields.items()}
 
 
 def salvage(text: str) -> tuple[dict[str, Any], str | None]:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import glob
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -117,7 +118,19 @@ def select(files: Iterable[str] = (), directory: str | None = None, units: Itera
 def parse_time(text: str, option: str = "--since", now: datetime | None = None) -> int:
     """A journalctl time (local time unless it says otherwise) as microseconds since the epoch:
     "2026-05-25 20:11:00", "2026-05-25T20:11:00Z", "20:11", "today", "yesterday", "now",
-    "-1h", "30min ago", "@1779739862"."""
+    "-1h", "30min ago", "@1779739862". Times before 1970 read as 1970 (nothing in a journal is
+    older), times past 9999 as the end of time; what is not a time is a UsageError."""
+    try:
+        usec = _parse_time(text, option, now)
+    except (OverflowError, ValueError, OSError):
+        raise UsageError(f"{option} {text!r}: out of range; give a time between 1970 and 9999") from None
+    return min(max(usec, 0), MAX_USEC)
+
+
+MAX_USEC = round((datetime(9999, 12, 31, tzinfo=UTC) - _EPOCH).total_seconds() * 1e6)
+
+
+def _parse_time(text: str, option: str, now: datetime | None) -> int:
     now = (now or datetime.now(UTC)).astimezone()
     value = text.strip()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -126,9 +139,11 @@ def parse_time(text: str, option: str = "--since", now: datetime | None = None) 
     stamp: datetime | None = named.get(value)
     if stamp is None and value.startswith("@"):
         try:
-            return round(float(value[1:]) * 1e6)
+            seconds = float(value[1:])
         except ValueError:
-            stamp = None
+            seconds = math.nan
+        if math.isfinite(seconds):
+            return round(seconds * 1e6)
     if stamp is None:
         relative = _RELATIVE.match(value)
         if relative is not None and relative.group("unit") in _UNITS_S and (relative.group("sign") or relative.group("ago")):
@@ -154,6 +169,10 @@ def _absolute(value: str, now: datetime) -> datetime | None:
         stamp = datetime.fromisoformat(value.replace(" UTC", "+00:00").replace("Z", "+00:00"))
     except ValueError:
         return None
-    return stamp if stamp.tzinfo else stamp.astimezone()  # a naive time is local time, as journalctl reads it
+    if stamp.tzinfo:
+        return stamp
+    if stamp.year <= 1970:
+        return stamp.replace(tzinfo=UTC)  # astimezone() of year 1 fails; before 1970 is all the same
+    return stamp.astimezone()  # a naive time is local time, as journalctl reads it
 
 

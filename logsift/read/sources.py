@@ -78,24 +78,46 @@ def _size(stream: BinaryIO) -> int | None:
 
 def file_records(paths: Iterable[str], fmt: str, problems: ReadProblems, backend: str = "auto",
                  skipping: Skipping | None = None, progress: Progress | None = None) -> Iterator[Record]:
-    """Records of FILE arguments ("-" is stdin), each in its own (detected) format."""
+    """Records of FILE arguments ("-" is stdin), each in its own (detected) format.
+
+    Like grep, one input that cannot be read (missing, binary, a read error half-way) does not
+    cost the others: it is named in `problems.files` and the next one is read. With a single
+    input, or when no input could be read at all, it is an InputError."""
+    paths = tuple(paths)
+    failures: list[InputError] = []
     for path in paths:
-        stream: BinaryIO = readers.open_input(path)
         try:
-            if path != "-" and fmt == "auto" and _is_journal_file(stream):
-                stream.close()
-                yield from journal_records(Selection(files=(path,)), problems, backend, skipping)
-                continue
-            counted = stream
-            if progress is not None:
-                progress.start(path, _size(stream))
-                counted = cast(BinaryIO, _Counted(stream, progress))
+            yield from _file_records(path, fmt, problems, backend, skipping, progress)
+        except InputError as error:
+            if len(paths) == 1:
+                raise
+            failures.append(error)
+            problems.lose_file(error.where or path, error.message)
+    if failures and len(failures) == len(paths):
+        raise InputError(f"none of the {len(paths)} inputs could be read; the first: {failures[0]}")
+
+
+def _file_records(path: str, fmt: str, problems: ReadProblems, backend: str, skipping: Skipping | None,
+                  progress: Progress | None) -> Iterator[Record]:
+    stream: BinaryIO = readers.open_input(path)
+    try:
+        if path != "-" and fmt == "auto" and _is_journal_file(stream):
+            stream.close()
+            yield from journal_records(Selection(files=(path,)), problems, backend, skipping)
+            return
+        counted = stream
+        if progress is not None:
+            progress.start(path, _size(stream))
+            counted = cast(BinaryIO, _Counted(stream, progress))
+        try:
             yield from readers.read(counted, path, fmt, problems, skipping)
-        finally:
-            if progress is not None:
-                progress.finish()
-            if path != "-":
-                stream.close()
+        except OSError as error:  # EIO half-way (a failing disk, /proc/self/mem): keep what was read
+            raise InputError(f"read error: {readers.describe_os_error(error)}", path) from None
+    finally:
+        if progress is not None:
+            progress.finish()
+        if path != "-":
+            stream.close()
 
 
 def records(paths: Iterable[str], fmt: str, selection: Selection, problems: ReadProblems,

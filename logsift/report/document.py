@@ -175,7 +175,8 @@ def _templates(findings: Iterable[Finding]) -> tuple[Template, ...]:
     miner = TemplateMiner()
     for finding in findings:
         text, line = _telling_line(finding)
-        miner.add(text, line, finding.record.host)
+        # Redacted before it is masked into a template: masking would hide a secret's shape.
+        miner.add(redact(text), line, finding.record.host)
     return tuple(
         Template(clip(redact(cluster.template)), cluster.count, clip(redact(cluster.example)), cluster.line,
                  tuple(sorted(cluster.hosts)))

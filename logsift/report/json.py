@@ -2,16 +2,16 @@
 
 Written a run at a time: a crash loop of thousands of runs never becomes one dict or one
 string, so memory stays bounded whatever the number of runs; the text is the same, byte for
-byte, as json.dump(report.to_dict(), indent=2) would write.
+byte, as sanitize.dumps(report.to_dict()) would write.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, TextIO
 
 from logsift.report.common import RUNS_LATER, RenderOptions, incident_dict, run_dict
 from logsift.report.document import INCIDENTS_LATER, Report
+from logsift.sanitize import dumps
 
 
 def render(report: Report, out: TextIO, options: RenderOptions) -> None:
@@ -29,8 +29,9 @@ def render(report: Report, out: TextIO, options: RenderOptions) -> None:
 
 
 def _dumps(value: Any, depth: int) -> str:
-    """json.dumps(indent=2) of a value that stands `depth` levels deep in the document."""
-    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
+    """json.dumps(indent=2) of a value that stands `depth` levels deep in the document, with no raw
+    control or bidi character from the log and no lone surrogate (sanitize.dumps)."""
+    return dumps(value).replace("\n", "\n" + "  " * depth)
 
 
 def _write_list(out: TextIO, items: Iterable[tuple[str, Iterable[Any]]], depth: int) -> None:

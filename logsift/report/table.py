@@ -8,7 +8,7 @@ from tabulate import tabulate
 
 from logsift.report.common import RenderOptions
 from logsift.report.document import Report
-from logsift.sanitize import safe
+from logsift.sanitize import clean
 
 HEADERS = ("incident", "unit", "host", "run", "started", "outcome", "after", "root cause", "line")
 
@@ -21,8 +21,8 @@ def rows(report: Report, options: RenderOptions) -> list[tuple[object, ...]]:
             ttf = run.time_to_failure
             table.append((
                 number,
-                safe(incident.unit or "-"),
-                safe(incident.host or "-"),
+                clean(incident.unit or "-"),
+                clean(incident.host or "-"),
                 run_number,
                 options.clock(run.started, zone=False) if run.started else "-",
                 run.outcome,

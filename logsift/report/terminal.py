@@ -23,10 +23,10 @@ from logsift.records import Finding, Incident, Run, SinceBoot
 from logsift.report.common import RenderOptions
 from logsift.report.document import Origin, Report
 from logsift.report.table import HEADERS, rows
-from logsift.sanitize import safe
+from logsift.sanitize import clean
 
 _CODE = re.compile(r"`[^`\n]*`")
-_KEEP = "\0"  # stands for a space that must not break a line (no NUL survives `safe`)
+_KEEP = "\0"  # stands for a space that must not break a line (no NUL survives `clean`)
 CUT = " ... "
 
 
@@ -56,7 +56,7 @@ def wrap(text: str, width: int, indent: str, first: str | None = None) -> list[s
 def cut(text: str, width: int) -> str:
     """One line of log text in `width` characters: the middle elided (long lines are long
     because of paths, and errors sit at the end), the cut marked."""
-    text = safe(text).strip()
+    text = clean(text).strip()
     width = max(width, 30)
     if len(text) <= width:
         return text
@@ -142,8 +142,8 @@ class _Writer:
 
     def incident_header(self, number: int, incident: Incident) -> None:
         clock = self.options.clock
-        unit = safe(incident.unit or "(unit unknown)")
-        host = f" on {safe(incident.host)}" if incident.host else ""
+        unit = clean(incident.unit or "(unit unknown)")
+        host = f" on {clean(incident.host)}" if incident.host else ""
         failed = len(incident.failed_runs)
         title = f"Incident {number}: {unit}{host}, {failed} failed run{'s' if failed != 1 else ''},"
         state = self.state(incident, plain=True)
@@ -156,10 +156,10 @@ class _Writer:
 
     def fleet_header(self, number: int, block: _Block) -> None:
         first = block.first
-        hosts = [safe(incident.host or "?") for incident in block.incidents]
+        hosts = [clean(incident.host or "?") for incident in block.incidents]
         root = first.root_cause
         cause = root.rule_id if root else "?"
-        title = f"Incident {number}: {safe(first.unit or '(unit unknown)')} on {len(hosts)} hosts, same cause: {cause}"
+        title = f"Incident {number}: {clean(first.unit or '(unit unknown)')} on {len(hosts)} hosts, same cause: {cause}"
         self.wrapped(title, "    ", paint={title: {"bold": True}})
         self.add(*wrap("hosts: " + ", ".join(hosts), self.width, "    ", "  "))
         table = []
@@ -167,7 +167,7 @@ class _Writer:
             failed = incident.failed_runs
             ttf = [run.time_to_failure for run in failed if run.time_to_failure is not None]
             table.append((
-                safe(incident.host or "?"), len(incident.runs), len(failed),
+                clean(incident.host or "?"), len(incident.runs), len(failed),
                 self.options.clock(incident.first_seen), f"{sum(ttf) / len(ttf):.0f}s" if ttf else "-",
                 self.state(incident, plain=True),
             ))
@@ -190,7 +190,7 @@ class _Writer:
             return
         ttf = run.time_to_failure
         after = f" after {ttf:.0f}s" if ttf is not None else ""
-        exit_text = f" ({safe(run.exit or run.result or '')})" if (run.exit or run.result) else ""
+        exit_text = f" ({clean(run.exit or run.result or '')})" if (run.exit or run.result) else ""
         root = run.root_cause
         if root is None:
             self.wrapped(f"  run {number}  {started}  failed{after}{exit_text}: cause not found", " " * 9)
@@ -205,10 +205,10 @@ class _Writer:
         described = self.report.describe(root, incident.unit)
         which = " (latest failed run)" if len(incident.failed_runs) > 1 else ""
         if fleet:
-            which += f" (as on {safe(incident.host or '?')})"
+            which += f" (as on {clean(incident.host or '?')})"
         severity = described["severity"].upper()
         label = "Root cause" + which
-        self.wrapped(f"  {label}: {safe(described['title'])}  [{described['class']}, {severity}]", "    ",
+        self.wrapped(f"  {label}: {clean(described['title'])}  [{described['class']}, {severity}]", "    ",
                      paint={label: {"bold": True}})
         if described.get("suggestion"):
             # No rule matched: the learned fallback's reading, to be checked against the evidence.
@@ -223,15 +223,15 @@ class _Writer:
             if where:
                 self.add(f"{' ' * 11}{where}")
         self.add("", "  " + style("What it means", bold=True))
-        self.add(*wrap(safe(described["explanation"]), self.width, "    "))
+        self.add(*wrap(clean(described["explanation"], lines=True), self.width, "    "))
         if described["remediation"]:
             self.add("", "  " + style("What to do", bold=True))
             for index, step in enumerate(described["remediation"], 1):
-                self.add(*wrap(safe(step), self.width, "       ", f"    {index}. "))
+                self.add(*wrap(clean(step, lines=True), self.width, "       ", f"    {index}. "))
         if described["avoid"]:
             self.add("", "  " + style("Avoid", bold=True, fg="yellow"))
             for step in described["avoid"]:
-                self.add(*wrap(safe(step), self.width, "      ", "    - "))
+                self.add(*wrap(clean(step, lines=True), self.width, "      ", "    - "))
         last = incident.failed_runs[-1]
         if last.symptoms:
             self.add("")
@@ -244,11 +244,11 @@ class _Writer:
         if record.timestamp is not None:
             parts.append(self.options.clock(record.timestamp))
         if record.identifier:
-            parts.append(safe(f"{record.identifier}[{record.pid}]" if record.pid is not None else record.identifier))
+            parts.append(clean(f"{record.identifier}[{record.pid}]" if record.pid is not None else record.identifier))
         if record.entry is not None:
             parts.append(f"entry {record.entry}")
         if record.invocation:
-            parts.append(f"invocation {safe(record.invocation)}")
+            parts.append(f"invocation {clean(record.invocation)}")
         return "(" + ", ".join(parts) + ")" if parts else ""
 
     def context(self, incident: Incident) -> None:
@@ -271,7 +271,7 @@ class _Writer:
             return
         self.add(self.style("Findings that did not stop a service", bold=True))
         for noted in report.findings[:20]:
-            where = f" on {safe(noted.unit)}" if noted.unit else ""
+            where = f" on {clean(noted.unit)}" if noted.unit else ""
             times = f", {noted.count} times (last line {noted.last_line})" if noted.count > 1 else ""
             self.wrapped(f"  line {noted.finding.number}{where}{times}: {noted.finding.rule_id}", "      ")
             self.add("      " + cut(noted.finding.text, self.width - 6))
@@ -291,7 +291,7 @@ def context_command(incident: Incident, origin: Origin, options: RenderOptions) 
     words = ["journalctl", *where]
     if origin.journal and run.invocation:
         words += [f"_SYSTEMD_INVOCATION_ID={run.invocation}", "+", f"INVOCATION_ID={run.invocation}"]
-        return " ".join(shlex.quote(safe(word)) for word in words)
+        return " ".join(shlex.quote(clean(word)) for word in words)
     if incident.unit:
         words += ["-u", incident.unit]
     if run.started is not None and run.ended is not None and run.started.year > 1970:
@@ -301,7 +301,7 @@ def context_command(incident: Incident, origin: Origin, options: RenderOptions) 
         return None
     if options.utc:
         words.append("--utc")
-    return " ".join(shlex.quote(safe(word)) for word in words)
+    return " ".join(shlex.quote(clean(word)) for word in words)
 
 
 def kernel_command(incident: Incident, options: RenderOptions) -> str | None:

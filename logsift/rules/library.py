@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import string
 import tempfile
 import tomllib
@@ -34,6 +35,7 @@ _KEYS = {
     "title", "severity", "priority", "explains", "explanation", "remediation", "avoid",
     "references", "match", "context", "defaults", "signal", "tags", "versions", "description",
 }
+_RULE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 _REQUIRED = ("title", "severity", "priority", "match", "explanation")
 
 
@@ -110,9 +112,32 @@ class _Template(string.Formatter):
         value = self.fields.get(name) or self.defaults.get(name)
         return value if value else f"<{name} not in the log>"
 
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        # Checked at load time (template_names): a spec here would come from a rule loaded
+        # around the checks; never let it pad a value to gigabytes.
+        return str(value)
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        return value
+
 
 def template_names(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    """The capture names a template uses. Only plain `{name}` fields are allowed: a conversion
+    (`{v!r}`), a format spec (`{v:>999999999}`), an attribute or index (`{v.__class__}`) or a
+    positional `{}` would fail, flood or leak at run time, so they are a RuleError here."""
+    names: set[str] = set()
+    for _, name, spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if conversion is not None or spec:
+            shown = name + (f"!{conversion}" if conversion is not None else "") + (f":{spec}" if spec else "")
+            raise ValueError(f"{{{shown}}}: templates take plain {{name}} fields only (no conversion or format "
+                             "spec); write {{ and }} for literal braces")
+        if not name.isidentifier():
+            raise ValueError(f"{{{name}}}: a field is the name of a capture or a [defaults] entry "
+                             "(letters, digits, underscore); write {{ and }} for literal braces")
+        names.add(name)
+    return names
 
 
 @dataclass(frozen=True)
@@ -211,7 +236,11 @@ def _load_rules(bundled: list[Path], extra: list[Path], strict: bool) -> RuleSet
                 if len(relative.parts) != 2:
                     raise RuleError(f"rule files live at <area>/<name>.toml (and facts in {FACTS_FILE} at the top)",
                                     str(path))
-                rule = load_rule(path, f"{relative.parts[0]}.{path.stem}")
+                rule_id = f"{relative.parts[0]}.{path.stem}"
+                if not _RULE_ID.match(rule_id):
+                    raise RuleError(f"rule id {rule_id!r} is not area.name in kebab-case (lowercase letters, digits, "
+                                    "hyphens): the id is taken from the path; rename the file", str(path))
+                rule = load_rule(path, rule_id)
             except RuleError as error:
                 if not lenient:
                     raise
@@ -251,7 +280,7 @@ def load_rule(path: Path, rule_id: str) -> Rule:
             _where(path, "severity", text),
         ) from None
     priority = data["priority"]
-    if not isinstance(priority, int) or not 0 <= priority <= 100:
+    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 100:
         raise RuleError("priority must be an integer from 0 to 100", _where(path, "priority", text))
     signal = data.get("signal")
     if signal is not None and signal not in SIGNALS:
@@ -272,10 +301,10 @@ def load_rule(path: Path, rule_id: str) -> Rule:
         remediation=_strings(path, text, data, "remediation"),
         avoid=_strings(path, text, data, "avoid"),
         references=_strings(path, text, data, "references"),
-        defaults={str(key): str(value) for key, value in data.get("defaults", {}).items()},
+        defaults=_table(path, text, data, "defaults"),
         signal=signal,
         tags=_strings(path, text, data, "tags"),
-        versions={str(key): str(value) for key, value in data.get("versions", {}).items()},
+        versions=_table(path, text, data, "versions"),
     )
     for where, template in rule.texts():
         try:
@@ -334,6 +363,14 @@ def _strings(path: Path, text: str, data: Mapping[str, Any], key: str) -> tuple[
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise RuleError(f"{key} must be a list of strings", _where(path, key, text))
     return tuple(value)
+
+
+def _table(path: Path, text: str, data: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = data.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(item, (str, int, float, bool)) for item in value.values()):
+        raise RuleError(f"{key} must be a table of names to strings ([{key}] with name = \"value\" lines)",
+                        _where(path, key, text))
+    return {str(name): str(item) for name, item in value.items()}
 
 
 def _line_of(text: str, key: str, start: int = 0) -> int:

@@ -58,7 +58,9 @@ def compile_pattern(source: str, given: Any, where: str, index: int, line: int, 
 
     try:
         compiled = LazyRegex(source, regex.compile(source, regex.VERSION0))
-    except regex.error as error:
+    except (regex.error, ValueError, OverflowError, RecursionError) as error:
+        # ValueError: flags that contradict (`(?V1)` against VERSION0); OverflowError: a repeat
+        # count past the engine's limit; RecursionError: nesting too deep to parse.
         raise RuleError(f"regex does not compile: {error}", where) from None
     if given is not None:
         if not isinstance(given, list) or not all(isinstance(item, str) and len(item) >= 3 for item in given):
