@@ -143,9 +143,12 @@ def diagnose(
         notes.append(opened.nothing())
     if fallback is not None and getattr(fallback, "unavailable", None):
         notes.append(f"failures no rule names were not shown to the model: {fallback.unavailable}")  # type: ignore[attr-defined]
+    warnings = problems.warnings()
+    if analysis.regex_budget is not None:
+        warnings.extend(analysis.regex_budget.warnings())
     # On a journal, -u selected the entries (the unit's, and the kernel's); the kernel's lines that
     # took no run of the unit down are the host's business, not this report's.
-    report = Report.from_analysis(analysis, opened.origin, opened.names, problems.warnings(), notes, units)
+    report = Report.from_analysis(analysis, opened.origin, opened.names, warnings, notes, units)
     return report
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Iterable, Iterator, KeysView
@@ -64,6 +65,7 @@ class _Open:
     last_index: int = 0
     level: str | None = None  # the logger's level for the whole event (see Grouper._level)
     origin: str | None = None  # the logger location of its first line (read/relay.py)
+    number: int = 0  # which open event this is, for the heap of first lines
 
     def add(self, record: Record, hits: frozenset[int]) -> None:
         self.records.append(record)
@@ -84,8 +86,12 @@ class Grouper:
 
     def __init__(self, idle: timedelta = IDLE) -> None:
         self.idle = idle
-        self.open: dict[tuple[object, ...], _Open] = {}
+        # Open events by stream, least recently fed first (a stream fed moves to the end), so
+        # that expiry looks only at the front: the cost per record does not grow with the number
+        # of streams that have an event open (2,000 ranks with open tracebacks).
+        self.open: OrderedDict[tuple[object, ...], _Open] = OrderedDict()
         self.ready: list[tuple[int, int, GroupedEvent]] = []  # heap by first line
+        self.starts: list[tuple[int, int, tuple[object, ...]]] = []  # open events by first line (lazy)
         self.sequence = 0
         # The record fed last: the one right before a traceback, when it is of the same stream
         # (one record, not one per stream: a crash loop makes a stream per restart).
@@ -94,6 +100,7 @@ class Grouper:
         self._sweep_time: datetime | None = None
         self._clock: datetime | None = None  # the latest time seen, while times only grow
         self.ordered = True  # whether the times seen so far never went back
+        self.opened = 0
 
     @property
     def streams(self) -> KeysView[tuple[object, ...]]:
@@ -110,6 +117,7 @@ class Grouper:
             current = None
         if current is not None and self._continues(current, record, message):
             current.add(record, hits)
+            self.open.move_to_end(key)
             if len(current.records) >= MAX_EVENT_RECORDS:
                 self._close(key)
         else:
@@ -122,7 +130,10 @@ class Grouper:
                 if kind in ("line", "lifecycle"):
                     self._emit(opened)
                 else:
+                    self.opened += 1
+                    opened.number = self.opened
                     self.open[key] = opened
+                    heapq.heappush(self.starts, (record.line, opened.number, key))
         self.previous = record
         stamp = record.timestamp
         if stamp is not None and self.ordered:
@@ -244,13 +255,38 @@ class Grouper:
         now = stamp if self.ordered else None
         if now is not None:
             self._sweep_time = now + SWEEP_TIME
-        for key, opened in list(self.open.items()):
+        # Open events are kept least recently fed first: their last lines are in input order, and
+        # while times only grow, so are their last times. The walk stops at the first event that
+        # is still fresh; one with no time is passed over when only its time could close it.
+        passed: list[tuple[object, ...]] = []
+        for key, opened in self.open.items():
+            if line - opened.last_index > LINE_GAP:
+                passed.append(key)
+                continue
             last = opened.records[-1].timestamp
-            if line - opened.last_index > LINE_GAP or (now is not None and last is not None and now - last > self.idle):
-                self._close(key)
+            if now is None:
+                break
+            if last is None:
+                continue
+            if now - last > self.idle:
+                passed.append(key)
+                continue
+            break
+        for key in passed:
+            self._close(key)
+
+    def _oldest_open(self) -> int | None:
+        """The first line of the oldest event still open (the heap drops closed ones lazily)."""
+        while self.starts:
+            line, number, key = self.starts[0]
+            opened = self.open.get(key)
+            if opened is not None and opened.number == number:
+                return line
+            heapq.heappop(self.starts)
+        return None
 
     def _release(self) -> Iterator[GroupedEvent]:
-        oldest_open = min((opened.records[0].line for opened in self.open.values()), default=None)
+        oldest_open = self._oldest_open() if self.open else None
         while self.ready and (oldest_open is None or self.ready[0][0] < oldest_open):
             yield heapq.heappop(self.ready)[2]
 

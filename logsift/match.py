@@ -10,9 +10,10 @@ give `RunFact`s, values that describe the run whatever its cause (CUDA_HOME, ver
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from logsift.cache import cache_dir
 from logsift.group import GroupedEvent
@@ -23,6 +24,8 @@ from logsift.rules.prefilter import REGEX_TIMEOUT as REGEX_TIMEOUT
 from logsift.rules.prefilter import Entry, Prefilter, build_prefilter
 from logsift.sanitize import redact
 
+RUN_BUDGET = 3.0  # seconds of timed-out searches a whole run may spend
+SUSPEND_AFTER = 3  # timeouts after which a regex is skipped for the rest of the run
 # Lines that grouping must see even when no rule matches them: the start of a traceback, an NCCL
 # warning, and systemd's own lines (in text output: "systemd[1]:", or "init.scope[1]:" with -o
 # with-unit, or the unit name with -o cat). A marker in a message is a hit of owner MARKER.
@@ -48,6 +51,54 @@ class Fact:
 
 
 @dataclass
+class RegexBudget:
+    """What regexes that ran over their time limit cost the run, and which were suspended.
+
+    The per-line timeout bounds one line; this bounds the run: a regex that times out
+    SUSPEND_AFTER times (a catastrophic site rule on hostile lines) is skipped for the rest of
+    the run, and once RUN_BUDGET seconds have gone to timeouts any regex is skipped at its first.
+    The report says so (summary `regex_budget` and a warning), so a miss is never silent."""
+
+    limit: float = RUN_BUDGET
+    spent: float = 0.0
+    timeouts: int = 0
+    counts: dict[tuple[str, int], int] = field(default_factory=dict)  # (rule, regex line) -> timeouts
+    first: dict[tuple[str, int], int] = field(default_factory=dict)  # -> input line of the first timeout
+    suspended: dict[tuple[str, int], str] = field(default_factory=dict)  # -> "path:line"
+    skipped: int = 0  # searches not made because their regex was suspended
+
+    def allows(self, key: tuple[str, int]) -> bool:
+        if key in self.suspended:
+            self.skipped += 1
+            return False
+        return True
+
+    def timed_out(self, key: tuple[str, int], where: str, line: int, seconds: float) -> None:
+        self.timeouts += 1
+        self.spent += seconds
+        count = self.counts[key] = self.counts.get(key, 0) + 1
+        self.first.setdefault(key, line)
+        if count >= SUSPEND_AFTER or self.spent >= self.limit:
+            self.suspended[key] = where
+
+    def warnings(self) -> list[str]:
+        lines = []
+        for key, where in self.suspended.items():
+            lines.append(f"rule {key[0]}: its regex at {where} ran over {REGEX_TIMEOUT}s on {self.counts[key]} "
+                         f"line(s) (first at line {self.first[key]}) and was skipped for the rest of the run; "
+                         "it risks catastrophic backtracking: run logsift patterns check")
+        others = self.timeouts - sum(self.counts[key] for key in self.suspended)
+        if others > 0:
+            lines.append(f"{others} regex search(es) ran over {REGEX_TIMEOUT}s and missed their line")
+        return lines
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seconds": round(self.spent, 3), "limit": self.limit, "timeouts": self.timeouts,
+                "suspended": [f"{rule} ({where})" for (rule, _), where in self.suspended.items()],
+                "skipped_searches": self.skipped}
+
+
+@dataclass
 class Matched:
     event: GroupedEvent
     findings: list[Finding]
@@ -65,7 +116,11 @@ class Matcher:
         self.field_facts = tuple(fact for fact in rules.facts if fact.field is not None)
         self.prefilter: Prefilter = build_prefilter(entries(rules, near), engine,
                                                     cache_dir() if cache is CACHE else cache)
-        self.timeouts = 0
+        self.budget = RegexBudget()
+
+    @property
+    def timeouts(self) -> int:
+        return self.budget.timeouts
 
     def scan(self, records: Sequence[Record]) -> list[frozenset[int]]:
         return self.prefilter.scan([record.message for record in records])
@@ -203,15 +258,21 @@ class Matcher:
     def _search(
         self, rule: Rule, patterns: Sequence[Pattern], lines: list[str], record: Record
     ) -> tuple[int, str, dict[str, str]] | None:
+        budget = self.budget
         for offset, text in enumerate(lines):
             lowered = text.lower()
             for pattern in patterns:
                 if not any(literal in lowered for literal in pattern.literals):
                     continue
+                key = (rule.id, pattern.line)
+                if not budget.allows(key):
+                    continue
+                started = time.perf_counter()
                 try:
                     match = pattern.compiled.search(text, timeout=REGEX_TIMEOUT)
                 except TimeoutError:
-                    self.timeouts += 1
+                    budget.timed_out(key, f"{rule.path}:{pattern.line}", record.line + offset,
+                                     time.perf_counter() - started)
                     continue
                 if match is not None:
                     fields = {key: value for key, value in match.groupdict().items() if value}

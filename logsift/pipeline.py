@@ -13,7 +13,7 @@ from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 from logsift.diagnosis import Diagnoser, Diagnosis
 from logsift.group import GroupedEvent, Grouper
-from logsift.match import Matched, Matcher
+from logsift.match import Matched, Matcher, RegexBudget
 from logsift.read.text import Skipping
 from logsift.records import Record
 from logsift.rules import RuleSet
@@ -64,6 +64,7 @@ class Analysis:
     counts: Counts
     rules: RuleSet
     regex_timeouts: int = 0
+    regex_budget: RegexBudget | None = None
 
 
 # A second opinion for events that no rule claimed (the learned fallback): takes a matched
@@ -165,7 +166,7 @@ class Pipeline:
         diagnoser = Diagnoser(self.rules)
         for matched in self.events(records):
             diagnoser.feed(matched)
-        return Analysis(diagnoser.finish(), self.counts, self.rules, self.matcher.timeouts)
+        return Analysis(diagnoser.finish(), self.counts, self.rules, self.matcher.timeouts, self.matcher.budget)
 
     def _finish(self, grouped: GroupedEvent) -> Matched:
         self.counts.events += 1

@@ -11,9 +11,11 @@ as findings, not incidents.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from logsift.diagnosis import lifecycle
 from logsift.diagnosis.lifecycle import Lifecycle
@@ -22,6 +24,7 @@ from logsift.records import Finding, Incident, Record, Run, RunFact, Severity
 from logsift.rules import RuleSet
 
 UnitKey = tuple[str | None, str | None]
+RECENT_UNITS = 64  # when every unit of a host has stopped: the latest started that are looked at
 # A kernel line (Xid, OOM kill) belongs to a run that failed no later than this after it.
 HOST_EVENT_WINDOW = timedelta(seconds=120)
 # A daemon-reload counts for the first start of a unit seen only when it came this soon before.
@@ -99,7 +102,16 @@ class Diagnoser:
         self.runs: dict[UnitKey, list[_Run]] = {}
         self.pid_units: dict[tuple[str | None, int], str | None] = {}
         self.descriptions: dict[tuple[str | None, str], str] = {}
-        self.order: list[UnitKey] = []
+        self.order: dict[UnitKey, None] = {}  # units in order of first appearance (an ordered set)
+        # Indexes, so that the cost of a line does not grow with the number of units (100,000
+        # timer units on one host): the named units of each host, the units whose runs logged
+        # under an identifier, the words of unit names, the units whose last run may be open
+        # (pruned as they are looked at), and the units by their latest start.
+        self.host_units: dict[str | None, dict[str, None]] = {}
+        self.identifier_units: dict[tuple[str | None, str], dict[str, None]] = {}
+        self.word_units: dict[tuple[str | None, str], dict[str, None]] = {}
+        self.open_units: dict[str | None, dict[str, None]] = {}
+        self.started_units: dict[str | None, OrderedDict[str, None]] = {}
         self.host_events: list[Matched] = []  # kernel lines on a host that runs named units
         self.quiet_runs = 0  # runs forgotten because nothing happened in them
         # (host, unit, class) -> [first finding, count, last line], for runs that did not fail
@@ -143,6 +155,8 @@ class Diagnoser:
             run.pids.add(record.pid)
         if record.identifier is not None:
             run.identifiers.add(record.identifier)
+            if unit is not None:
+                self.identifier_units.setdefault((record.host, record.identifier), {})[unit] = None
         self._attach(run, matched)
 
     def _attach(self, run: _Run, matched: Matched) -> None:
@@ -185,44 +199,79 @@ class Diagnoser:
         identifier (`ollama` -> ollama.service, `text-generation-launcher` ->
         text-generation-inference.service), a unit whose earlier runs logged under it, then
         the most recently started service that has not logged yet, then the most recent one.
+        Each test looks only at the units an index names, never at every unit of the host.
         """
-        latest = {
-            unit: runs for (host, unit), runs in self.runs.items()
-            if host == record.host and unit is not None and runs and unit.endswith(".service")
-        }
-        if not latest:
+        host = record.host
+        if not self.host_units.get(host):
             return None
 
+        def latest(unit: str) -> _Run | None:
+            runs = self.runs.get((host, unit))
+            return runs[-1] if runs and unit.endswith(".service") else None
+
         def recent(unit: str) -> tuple[bool, bool, int]:
-            run = latest[unit][-1]
+            run = latest(unit)
+            assert run is not None
             return (not run.closed, not run.identifiers, run.first_line)
 
         identifier = record.identifier or ""
-        tests: tuple[Callable[[str], bool], ...] = (
-            lambda unit: identifier in latest[unit][-1].identifiers,
-            lambda unit: _name_affinity(identifier, unit),
-            lambda unit: any(identifier in run.identifiers for run in latest[unit][:-1]),
-        )
-        for test in tests if identifier else ():
-            found = [unit for unit in latest if test(unit)]
+        if identifier:
+            logged = [unit for unit in self.identifier_units.get((host, identifier), ()) if latest(unit) is not None]
+            found = [unit for unit in logged if identifier in latest(unit).identifiers]  # type: ignore[union-attr]
+            if not found:
+                named: dict[str, None] = {}
+                for word in _words(identifier) - _GENERIC:
+                    named.update(self.word_units.get((host, word), {}))
+                found = [unit for unit in named if latest(unit) is not None]
+            if not found:
+                found = [unit for unit in logged
+                         if any(identifier in run.identifiers for run in self.runs[(host, unit)][:-1])]
             if found:
                 return max(found, key=recent)
-        silent = [unit for unit in latest if not latest[unit][-1].identifiers and not latest[unit][-1].closed]
-        return max(silent or latest, key=recent)
+        opened = self.open_units.get(host, {})
+        for unit in [unit for unit in opened if (run := latest(unit)) is None or run.closed]:
+            del opened[unit]  # each unit leaves once per run: amortised constant
+        if opened:
+            silent = [unit for unit in opened if not latest(unit).identifiers]  # type: ignore[union-attr]
+            return max(silent or opened, key=recent)
+        started = self.started_units.get(host, OrderedDict())
+        candidates = [unit for unit in islice(reversed(started), RECENT_UNITS) if latest(unit) is not None]
+        return max(candidates, key=recent) if candidates else None
 
     def _has_units(self, host: str | None) -> bool:
-        return any(known_host == host and unit is not None for (known_host, unit) in self.runs)
+        return bool(self.host_units.get(host))
 
     def _only_unit(self, host: str | None) -> str | None:
-        units = [unit for (known_host, unit) in self.runs if known_host == host and unit is not None]
-        return units[0] if len(units) == 1 else None
+        units = self.host_units.get(host)
+        return next(iter(units)) if units is not None and len(units) == 1 else None
+
+    def _register(self, key: UnitKey) -> None:
+        """A unit seen for the first time: into the order and the indexes."""
+        self.order[key] = None
+        host, unit = key
+        if unit is None:
+            return
+        self.host_units.setdefault(host, {})[unit] = None
+        if unit.endswith(".service"):
+            for word in set(re.split(r"[-_.@\d]+", unit.removesuffix(".service").lower())):
+                if word:
+                    self.word_units.setdefault((host, word), {})[unit] = None
+
+    def _started(self, host: str | None, unit: str | None) -> None:
+        """A new run of the unit: it may be open, and it is the latest to start."""
+        if unit is None:
+            return
+        self.open_units.setdefault(host, {})[unit] = None
+        started = self.started_units.setdefault(host, OrderedDict())
+        started[unit] = None
+        started.move_to_end(unit)
 
     def _run_for(self, host: str | None, unit: str | None, record: Record) -> _Run:
         key = (host, unit)
         runs = self.runs.get(key)
         if runs is None:
             runs = self.runs[key] = []
-            self.order.append(key)
+            self._register(key)
         if runs:
             last = runs[-1]
             if not (record.invocation and last.invocation and record.invocation != last.invocation):
@@ -232,6 +281,7 @@ class Diagnoser:
             last.closed = True
         run = _Run(host=host, unit=unit, first_line=record.line, invocation=record.invocation)
         runs.append(run)
+        self._started(host, unit)
         return run
 
     def _lifecycle(self, record: Record, parsed: Lifecycle, matched: Matched) -> None:
@@ -251,7 +301,7 @@ class Diagnoser:
         key = (host, unit)
         runs = self.runs.setdefault(key, [])
         if key not in self.order:
-            self.order.append(key)
+            self._register(key)
         last = runs[-1] if runs else None
         what = parsed.what
         if what in ("starting", "started"):
@@ -268,11 +318,13 @@ class Diagnoser:
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
                             invocation=record.invocation, opened_by=what, reload=reload)
                 runs.append(last)
+                self._started(host, unit)
             last.touch(record)
             return
         if last is None:  # the input starts after the run began
             last = _Run(host=host, unit=unit, first_line=record.line, started=None)
             runs.append(last)
+            self._started(host, unit)
         last.touch(record)
         self._attach(last, matched)
         if what == "exited":
@@ -345,9 +397,12 @@ class Diagnoser:
             return
         self.runs[(host, unit)] = unnamed
         del self.runs[(host, None)]
-        self.order[self.order.index((host, None))] = (host, unit)
+        # The unnamed key's place in the order goes to the unit (rare: once per excerpt).
+        self.order = {((host, unit) if key == (host, None) else key): None for key in self.order}
+        self._register((host, unit))
         for run in unnamed:
             run.unit = unit
+        self._started(host, unit)
         for key, value in list(self.pid_units.items()):
             if key[0] == host and value is None:
                 self.pid_units[key] = unit
@@ -546,10 +601,7 @@ _GENERIC = {"python", "python3", "java", "node", "bash", "sh", "env", "uv", "con
             "service", "launcher", "main", "app", "worker"}
 
 
-def _name_affinity(identifier: str, unit: str) -> bool:
-    """`ollama` ~ ollama.service, `text-generation-launcher` ~ text-generation-inference.service."""
-    words = {word for word in re.split(r"[-_.@\d]+", identifier.lower()) if len(word) > 2} - _GENERIC
-    if not words:
-        return False
-    stem = unit.removesuffix(".service").lower()
-    return bool(words & set(re.split(r"[-_.@\d]+", stem)))
+def _words(identifier: str) -> set[str]:
+    """The words of an identifier that can name a unit: `ollama` ~ ollama.service,
+    `text-generation-launcher` ~ text-generation-inference.service."""
+    return {word for word in re.split(r"[-_.@\d]+", identifier.lower()) if len(word) > 2}

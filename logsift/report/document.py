@@ -68,6 +68,7 @@ class Summary:
     notes: tuple[str, ...] = ()  # what the reader should know: read nothing, kernel lines absent, ...
     regex_timeouts: int = 0
     kernel_lines: bool = True  # False when the input has none (journalctl -u leaves them out)
+    regex_budget: dict[str, Any] = field(default_factory=dict)  # what timed-out regexes cost the run
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class Report:
             notes=tuple(notes),
             regex_timeouts=analysis.regex_timeouts,
             kernel_lines=counts.kernel or (origin is not None and origin.journal),
+            regex_budget=analysis.regex_budget.as_dict() if analysis.regex_budget is not None else {},
         )
         unclassified = _templates(finding for finding in diagnosis.unclassified
                                   if _selected(finding.record.unit, wanted) or finding.record.unit is None)
@@ -159,6 +161,7 @@ class Report:
                 "skipped_rules": list(rules.skipped),
                 "regex_timeouts": summary.regex_timeouts,
                 "kernel_lines": summary.kernel_lines,
+                "regex_budget": summary.regex_budget,
             },
         }
 

@@ -112,10 +112,23 @@ class Opaque:
 Node = Chars | Seq | Alt | Repeat | Opaque
 
 
+# Unicode properties only `regex` knows, read as the nearest class `re` knows: what matters here
+# is which characters a quantifier can take, and `\p{L}` takes letters, as `\w` does.
+_PROPERTY = re.compile(r"\\([pP])\{[^}]*\}|\\([pP])([A-Za-z])")
+_REGEX_ONLY_FLAGS = re.compile(r"\(\?[a-zA-Z]*V[01][a-zA-Z]*\)")
+POLYNOMIAL = 3  # a bounded repeat of this many or more of an ambiguous body is slow (n^count)
+
+
+def _portable(source: str) -> str:
+    source = _REGEX_ONLY_FLAGS.sub("", source)
+    return _PROPERTY.sub(lambda match: "\\w" if (match.group(1) or match.group(2)) == "p" else "\\W", source)
+
+
 def risks(source: str) -> list[Risk]:
-    """The risky constructs of one regex; [] when none, or when only `regex` can parse it."""
+    """The risky constructs of one regex; [] when none, or when even its portable reading
+    (`\p{..}` as `\w`) does not parse."""
     try:
-        tree = parser.parse(source)
+        tree = parser.parse(_portable(source))
     except Exception:  # noqa: BLE001 - syntax only `regex` knows (\p{..}, fuzzy): not analysed
         return []
     names = {number: name for name, number in tree.state.groupdict.items()}
@@ -368,6 +381,10 @@ def _check(node: Node, tail: bool) -> Iterator[Risk]:
     """`tail`: whether something that can fail follows the node (else a greedy match just ends)."""
     if isinstance(node, Repeat) and node.large:
         yield from _repeated(node)
+    elif isinstance(node, Repeat) and not node.possessive and node.high is not None and node.high >= POLYNOMIAL:
+        # `(.*?,){11}P`: a bounded count of a body that can split the text many ways costs
+        # n**count on a line that fails; alternations multiply only by the count, so pass.
+        yield from (risk for risk in _repeated(node) if risk.reason.startswith("nested"))
     if isinstance(node, Seq):
         yield from _adjacent(node, tail)
         for index, item in enumerate(node.items):
@@ -460,6 +477,11 @@ def _ambiguous(alt: Alt, follow: frozenset[str]) -> tuple[Node, Node] | None:
                 if len(short) == len(long) or long[len(short)] & follow:
                     return one, other
             elif (left == [] and first(other) & follow) or (right == [] and first(one) & follow):
+                return one, other
+            elif first(one) & first(other) or (nullable(one) and first(other) & follow) or (
+                    nullable(other) and first(one) & follow):
+                # A branch of variable length (`a?`, `\w+`) that can start like the other: both
+                # can take the same text, as in `(a|a?)+`.
                 return one, other
     return None
 
