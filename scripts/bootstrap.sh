@@ -48,3 +48,9 @@ if [ ! -f "$stamp" ] || [ setup.cfg -nt "$stamp" ] || [ pyproject.toml -nt "$sta
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
   touch "$stamp"
 fi
+
+# The learned fallback is trained here, once per rule library, never by a diagnosis: triage only
+# reads the cache (~/.cache/logsift). Only where the ml extra (scikit-learn) is installed.
+if .venv/bin/python -c 'import sklearn' >/dev/null 2>&1; then
+  .venv/bin/logsift train >/dev/null || echo "bootstrap: logsift train failed; triage runs without the model fallback" >&2
+fi

@@ -20,9 +20,9 @@ def train(cache_dir: Path | None, force: bool, output: str, pattern_dirs: tuple[
     """Train the model that names failures no rule matches, from the rules' annotated samples
     and the scenario fixtures (never from logs you analyse), and cache it.
 
-    Triage trains on first need anyway; run this ahead, e.g. when building an image, so that the
-    first diagnosis does not wait for it. The cache is keyed by the rule library's contents:
-    editing a rule or sample makes the next run train again.
+    Triage never trains: it reads this cache, and says that the fallback is unavailable when
+    the cache has no model of the current rule library (`make` setup runs this command). The
+    cache is keyed by the rule library's contents: after editing a rule or sample, train again.
 
     \b
       logsift train

@@ -104,7 +104,7 @@ def output_option(function: F) -> F:
               help="Exit 1 only for incidents at or above this severity.")
 @click.option("--model/--no-model", "use_model", default=None,
               help="Ask the learned fallback about failures that no rule names. Default: when it is "
-              "available (a cached model, or scikit-learn to train one); --model makes that an error.")
+              "cached (`logsift train`); --model makes a missing model an error.")
 @click.option("--model-threshold", type=click.FloatRange(0.0, 1.0), default=None, metavar="P",
               help="Confidence under which the model answers 'unknown' (default: chosen in training).")
 @journal_options

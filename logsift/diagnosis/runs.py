@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from itertools import islice
 from datetime import datetime, timedelta
+from itertools import islice
 from typing import Any, Iterable, Sequence
 
 from logsift.diagnosis import lifecycle

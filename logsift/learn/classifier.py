@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logsift import __version__
-from logsift.cache import cache_dir
+from logsift.cache import cache_dir, make_cache
 from logsift.exceptions import ModelUnavailable
 from logsift.learn.training import (
     NONE,
@@ -185,7 +185,6 @@ class Model:
         header = {**self.meta, "format": MODEL_FORMAT, "classes": list(self.classes),
                   "temperature": self.temperature, "threshold": self.threshold,
                   "similarity_threshold": self.similarity_threshold}
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".model-", suffix=".npz")
         try:
             with os.fdopen(handle, "wb") as out:
@@ -527,11 +526,30 @@ def _code_digest() -> str:
 _MEMORY: OrderedDict[str, Model] = OrderedDict()
 
 
+def cached_model(rules: RuleSet, fixture_dirs: Sequence[Path] | None = None, directory: Path | None = None,
+                 exclude: Iterable[str] = ()) -> tuple[Model | None, Path]:
+    """The model of this rule library from memory or the cache, never trained here: (model or
+    None, the cache file it is or would be in)."""
+    fixtures = list(default_fixture_dirs() if fixture_dirs is None else fixture_dirs)
+    key = model_key(rules, fixtures, sorted(set(exclude)))
+    path = (directory or cache_dir()) / f"model-{key}.npz"
+    if key in _MEMORY:
+        return _MEMORY[key], path
+    if path.is_file():
+        stored = Model.load(path, key)
+        if stored is not None:
+            _remember(key, stored)
+            return stored, path
+    return None, path
+
+
 def load_or_train(
     rules: RuleSet, fixture_dirs: Sequence[Path] | None = None, directory: Path | None = None,
     exclude: Iterable[str] = (), retrain: bool = False, notify: Callable[[str], None] | None = None,
 ) -> tuple[Model, TrainingReport | None, Path | None]:
     """The model for this rule library: from memory, from the cache, or trained now (and cached).
+    For `logsift train`, the setup and evaluation; triage only ever reads the cache
+    (`cached_model`), so a diagnosis never waits for training or writes a model.
 
     Returns the model, the training report when it was trained now, and the cache file (None
     when the cache directory cannot be written: the model then lives in memory only).
@@ -539,19 +557,14 @@ def load_or_train(
     fixtures = list(default_fixture_dirs() if fixture_dirs is None else fixture_dirs)
     excluded = sorted(set(exclude))
     key = model_key(rules, fixtures, excluded)
-    path = (directory or cache_dir()) / f"model-{key}.npz"
     if not retrain:
-        if key in _MEMORY:
-            model = _MEMORY[key]
+        model, path = cached_model(rules, fixtures, directory, excluded)
+        if model is not None:
             return model, None, path if path.exists() else _save(model, path)
-        if path.exists():
-            stored = Model.load(path, key)
-            if stored is not None:
-                _remember(key, stored)
-                return stored, None, path
+    path = (directory or cache_dir()) / f"model-{key}.npz"
     _sklearn()
     if notify is not None:
-        notify(f"training the model fallback for this rule library (once; cached in {path.parent})")
+        notify(f"training the model fallback for this rule library (cached in {path.parent})")
     model, report = train(training_examples(rules, fixtures, excluded), key)
     _remember(key, model)
     return model, report, _save(model, path)
@@ -560,6 +573,7 @@ def load_or_train(
 def _save(model: Model, path: Path) -> Path | None:
     """Cache the model; None when the directory cannot be written (it then lives in memory)."""
     try:
+        make_cache(path.parent)
         model.save(path)
         _prune(path.parent)
     except OSError:
@@ -583,9 +597,10 @@ def _remember(key: str, model: Model) -> None:
 class ModelFallback:
     """The pipeline's fallback stage: consults the model for unclaimed failure events.
 
-    Nothing is loaded until an event needs the model. With `required=False` (the default of
-    `logsift FILE`) a model that cannot be had (scikit-learn missing and nothing cached) means
-    every event stays as the rules left it; `unavailable` says why.
+    Nothing is loaded until an event needs the model, and it is only ever read from the cache:
+    training is `logsift train`'s job (the setup runs it), never a side effect of a diagnosis.
+    With `required=False` (the default of `logsift FILE`) a model that is not cached means every
+    event stays as the rules left it; `unavailable` says why and what to run.
     """
 
     def __init__(
@@ -655,12 +670,12 @@ class ModelFallback:
     def _model(self) -> Model | None:
         if self.model is not None or self.unavailable is not None:
             return self.model
-        try:
-            self.model, _, _ = load_or_train(self.rules, self.fixture_dirs, self.directory, self.exclude,
-                                             notify=self.notify)
-        except ModelUnavailable as error:
+        self.model, path = cached_model(self.rules, self.fixture_dirs, self.directory, self.exclude)
+        if self.model is None:
+            error = ModelUnavailable(f"no model of this rule library is cached in {path.parent}; train it with "
+                                     "`logsift train` (needs the ml extra: pip install 'logsift[ml]')")
             if self.required:
-                raise
+                raise error
             self.unavailable = str(error)
         return self.model
 
@@ -672,5 +687,5 @@ def _tags(rules: RuleSet, rule_id: str) -> tuple[str, ...]:
 
 __all__ = [
     "MODEL_PRIORITY", "Model", "ModelFallback", "ModelUnavailable", "TrainingReport", "Verdict",
-    "cache_dir", "features", "load_or_train", "model_key", "train",
+    "cache_dir", "cached_model", "features", "load_or_train", "model_key", "train",
 ]

@@ -437,11 +437,13 @@ def _read_cache(key: str) -> RuleSet | None:
 
 
 def _write_cache(key: str, rules: RuleSet) -> None:
+    from logsift.cache import make_cache
+
     path = _cache_path(key)
     data = {"rules": [_rule_to(rule) for rule in rules.rules], "skipped": list(rules.skipped),
             "facts": [_fact_to(fact) for fact in rules.facts]}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_cache(path.parent)  # only the user cache is made with its parents
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".rules-")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(data, out)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from logsift.cache import make_cache
 from logsift.rules.pattern import Pattern
 from logsift.rules.translate import Untranslatable, translate
 
@@ -204,7 +205,7 @@ class HyperscanPrefilter(Prefilter):
 
     def _store(self, path: Path, database: Any) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_cache(path.parent)  # only the user cache is made with its parents
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".scan-")
             with os.fdopen(handle, "wb") as out:
                 out.write(self._hyperscan.dumpb(database))

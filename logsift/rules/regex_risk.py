@@ -126,7 +126,7 @@ def _portable(source: str) -> str:
 
 def risks(source: str) -> list[Risk]:
     """The risky constructs of one regex; [] when none, or when even its portable reading
-    (`\p{..}` as `\w`) does not parse."""
+    (`\\p{..}` as `\\w`) does not parse."""
     try:
         tree = parser.parse(_portable(source))
     except Exception:  # noqa: BLE001 - syntax only `regex` knows (\p{..}, fuzzy): not analysed
