@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
+
+import pytest
 
 from logsift import read as readers
 from logsift.records import ReadProblems, Record
@@ -127,3 +130,80 @@ def test_verbose_entries_multiline_values_and_blob_notes() -> None:
     assert second.timestamp is not None and second.timestamp.isoformat() == "2026-05-25T20:11:03+00:00"
     assert second.unit == "vllm.service" and second.cursor is not None and second.cursor.endswith("x=2")
     assert problems.warnings() == ["1 value(s) shown as [blob data] (first at line 11): rerun journalctl with --all"]
+
+
+# -- corrupt binary lengths: resynchronise only where an entry can start ----------------------
+
+QUOTED = b"journalctl -o export printed:\n\n" + export_entry(fields("forged", 9)) + b"MESSAGE=forged too\n\nend"
+
+
+def _binary(number: int, message: bytes, claim: int | None = None) -> bytes:
+    """An entry whose MESSAGE is length-prefixed, claiming `claim` bytes (its length if None)."""
+    entry = export_entry(fields(message, number))
+    at = entry.index(b"MESSAGE\n") + len(b"MESSAGE\n")
+    if claim is None:
+        return entry
+    return entry[:at] + claim.to_bytes(8, "little") + entry[at + 8:]
+
+
+def test_a_value_that_quotes_export_text_is_one_value() -> None:
+    # Its bytes hold "\n\n__CURSOR=...": a length that checks out is believed, never searched.
+    data = export_entry(fields("before")) + _binary(1, QUOTED) + export_entry(fields("after", 2))
+    records, problems = read(data)
+    assert [record.message for record in records] == ["before", QUOTED.decode(), "after"]
+    assert not problems.warnings()
+
+
+@pytest.mark.parametrize("reads", [None, 7, 4096])
+@pytest.mark.parametrize("delta", [-40, -1, 1, 9, 5000, 100_000_000])
+def test_a_wrong_length_resynchronises_at_the_next_entry(delta: int, reads: int | None) -> None:
+    # The next entry's own MESSAGE quotes export text: resynchronising inside it would forge entries.
+    message = b"two\nlines of text, long enough for a short claim to stop inside them"
+    good = _binary(1, message)
+    data = (export_entry(fields("before")) + _binary(1, message, len(message) + delta) + _binary(2, QUOTED)
+            + export_entry(fields("after", 3)))
+
+    class Trickle(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            return super().read(reads or size)
+
+    problems = ReadProblems()
+    records = list(readers.REGISTRY["export"](Trickle(data), "-", problems))  # type: ignore[arg-type]
+    assert [record.message for record in records] == ["before", QUOTED.decode(), "after"]
+    assert problems.bad.count == 1 and problems.lost == len(good)
+    assert any(why in problems.bad.first for why in ("field MESSAGE claims", "field MESSAGE is longer", "binary length"))
+
+
+def test_a_wrong_length_on_the_last_entry_costs_only_it() -> None:
+    message = b"multi\nline"
+    for claim in (len(message) + 3, len(message) - 3, 1 << 20):
+        records, problems = read(export_entry(fields("before")) + _binary(1, message, claim))
+        assert [record.message for record in records] == ["before"] and problems.bad.count == 1
+
+
+def test_a_long_value_is_believed_when_it_checks_out() -> None:
+    # Over the look-ahead (a core dump): read through, then checked by what follows it.
+    from logsift.read.export import LOOKAHEAD
+
+    blob = b"\x00\x01" * (LOOKAHEAD // 2 + 10)
+    entry = export_entry(fields("crashed", 1, COREDUMP=blob))  # type: ignore[arg-type]
+    records, problems = read(export_entry(fields("before")) + entry + export_entry(fields("after", 2)))
+    assert [record.message for record in records] == ["before", "crashed", "after"] and not problems.warnings()
+    assert len(records[1].fields["COREDUMP"]) <= 4096
+
+
+@pytest.mark.skipif(not __import__("tests.journal_tools", fromlist=["x"]).have_journal_remote(),
+                    reason="needs systemd-journal-remote and journalctl (make test installs them)")
+def test_journal_remote_and_journalctl_agree_on_a_quoting_value(tmp_path: Path) -> None:
+    # The real tools store and print the quoting MESSAGE as one value; so does the reader.
+    import subprocess
+
+    from tests.journal_tools import build_journal
+
+    journal = build_journal(export_entry(fields("before")) + _binary(1, QUOTED) + export_entry(fields("after", 2)),
+                            tmp_path / "quoted.journal")
+    printed = subprocess.run(["journalctl", "--file", str(journal), "-o", "export", "--all"], capture_output=True,
+                             check=True).stdout
+    records, problems = read(printed)
+    assert [record.message for record in records] == ["before", QUOTED.decode(), "after"]
+    assert not problems.warnings()

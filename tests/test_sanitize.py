@@ -97,7 +97,7 @@ def _structured(text: str) -> str:
         {"MESSAGE": "Started x.service - X.", "_PID": "1", "SYSLOG_IDENTIFIER": "systemd", "UNIT": "x.service",
          "_HOSTNAME": f"h{text}\nIncident 9: forged.service RESOLVED"},
         {"MESSAGE": f"RuntimeError: CUDA error: out of memory {text}", "_PID": "12", "SYSLOG_IDENTIFIER": "python",
-         "_SYSTEMD_UNIT": f"x.service\n  9  forged.service", "_HOSTNAME": f"h{text}\nIncident 9: forged.service RESOLVED"},
+         "_SYSTEMD_UNIT": "x.service\n  9  forged.service", "_HOSTNAME": f"h{text}\nIncident 9: forged.service RESOLVED"},
         {"MESSAGE": f"x.service: Failed with result '{text}\nforged'.", "_PID": "1", "SYSLOG_IDENTIFIER": "systemd",
          "UNIT": "x.service", "_HOSTNAME": f"h{text}\nIncident 9: forged.service RESOLVED"},
     ]

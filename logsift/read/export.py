@@ -30,6 +30,8 @@ MAX_FIELDS = 256  # fields kept per entry (journald allows 1024)
 DATA_MAX = 768 << 20  # journald's own limit for one field (DATA_SIZE_MAX): longer is garbage
 CHUNK = 1 << 20
 FAST_MAX = 64 * 1024  # an entry longer than this takes the careful path
+# A binary value this long or shorter is checked whole before it is believed (see ExportReader).
+LOOKAHEAD = 16 << 20
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FIELD_NAME = re.compile(rb"[A-Z_][A-Z0-9_]{0,63}")
@@ -122,7 +124,9 @@ def cap_message(data: bytes, dropped: int = 0) -> tuple[str, bool]:
 
 class _Stream:
     """Buffered reads over a byte stream that count the LF bytes consumed (input line numbers)
-    and the bytes consumed (`offset`, so that a skipped entry can say how much it cost)."""
+    and the bytes consumed (`offset`, so that a skipped entry can say how much it cost). Bytes
+    can be looked at before they are consumed (`ahead`), which is how a binary value is checked
+    before it is believed."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
@@ -142,6 +146,19 @@ class _Stream:
         self.buffer = self.buffer[self.position :] + data
         self.position = 0
         return True
+
+    def ahead(self, size: int) -> bytes:
+        """The next `size` bytes (fewer at the end of the stream), not consumed."""
+        while len(self.buffer) - self.position < size and self._fill():
+            pass
+        return self.buffer[self.position : self.position + size]
+
+    def consume(self, size: int) -> None:
+        """Move past `size` bytes that `ahead` has shown."""
+        piece = self.buffer[self.position : self.position + size]
+        self.line += piece.count(b"\n")
+        self.offset += len(piece)
+        self.position += len(piece)
 
     def readline(self, cap: int) -> tuple[bytes, int, bool] | None:
         """(line without LF, bytes dropped past `cap`, ended by LF), or None at the end."""
@@ -169,26 +186,15 @@ class _Stream:
             return kept + piece[: max(room, 0)], dropped + len(piece) - max(room, 0)
         return kept + piece, dropped
 
-    def read(self, size: int, cap: int, boundary: bytes | None = None) -> tuple[bytes, int, str]:
-        """Up to `size` bytes, keeping the first `cap`: (kept, dropped, how it ended): "complete",
-        "eof" (the stream ended first) or "boundary": `boundary` (an LF LF and the field that
-        starts every entry) came first, so the length was wrong; the stream is then left at the
-        start of that next entry."""
+    def read(self, size: int, cap: int) -> tuple[bytes, int, str]:
+        """Up to `size` bytes, keeping the first `cap`: (kept, dropped, "complete" or "eof")."""
         kept: list[bytes] = []
         have = 0
         dropped = 0
-        tail = b""  # the last bytes of the value so far, to find a boundary across two pieces
         while size:
             if self.position >= len(self.buffer) and not self._fill():
                 return b"".join(kept), dropped, "eof"
             piece = self.buffer[self.position : self.position + size]
-            if boundary is not None:
-                window = tail + piece
-                found = window.find(boundary)
-                if found >= 0:
-                    self._resume(window, len(tail), found + 2, len(piece))
-                    return b"".join(kept), dropped, "boundary"
-                tail = window[-(len(boundary) - 1) :]
             self.position += len(piece)
             self.offset += len(piece)
             size -= len(piece)
@@ -200,31 +206,53 @@ class _Stream:
             dropped += max(len(piece) - max(room, 0), 0)
         return b"".join(kept), dropped, "complete"
 
-    def _resume(self, window: bytes, earlier: int, start: int, size: int) -> None:
-        """Continue at `window[start:]`: window is `earlier` bytes already consumed and then the
-        next `size` bytes of the buffer."""
-        taken = window[earlier:start] if start >= earlier else b""
-        given_back = window[start:earlier] if start < earlier else b""
-        self.line += taken.count(b"\n") - given_back.count(b"\n")
-        self.offset += len(taken) - len(given_back)
-        self.buffer = window[start:] + self.buffer[self.position + size :]
-        self.position = 0
+
+def _field_line(data: bytes, opening: bytes | None = None) -> bool:
+    """Whether `data` starts with a field line, `NAME=...` or a binary field's `NAME` + LF (only
+    the field `opening` when given: the one every entry of the stream starts with)."""
+    head = data[:66]
+    ends = [index for index in (head.find(b"="), head.find(b"\n")) if index > 0]
+    if not ends:
+        return False
+    name = head[: min(ends)]
+    if opening is not None:
+        return name == opening
+    return _FIELD_NAME.fullmatch(name) is not None
+
+
+def _entry_boundary(data: bytes, opening: bytes | None, limit: int | None = None) -> int:
+    """Where in `data` the first entry after an empty line starts whose first line is a field
+    line (the stream's opening field, once known), looking at empty lines before `limit`; -1
+    when none does."""
+    at = data.find(b"\n\n", 0, limit)
+    while at >= 0:
+        if _field_line(data[at + 2 :], opening):
+            return at + 2
+        at = data.find(b"\n\n", at + 1, limit)
+    return -1
 
 
 class ExportReader:
     """Entries of an export stream as Records; bad entries are skipped and counted.
 
-    A binary field's length can be corrupt (a flipped bit claims 100 MB): the value is read
-    watching for the start of the next entry (an empty line, then the field every entry of this
-    stream starts with, `__CURSOR` in journalctl's output), and when that comes first the entry
-    is skipped there, as systemd-journal-remote skips to the next entry and says how many bytes
-    were lost, instead of swallowing the entries after it."""
+    A binary field's length can be corrupt (a flipped bit claims 100 MB, or a few bytes too
+    many or too few): swallowing what it claims would lose the entries after it, or cut a value
+    short and read the rest as fields. So a value is believed only when it is followed by its
+    LF and then by a field line or the empty line that ends the entry; its bytes are never
+    searched, so a MESSAGE that quotes export text (`\n\n__CURSOR=...`) stays one value. A
+    length that fails the check is corrupt: the entry is skipped up to the first place where an
+    entry can start, an empty line followed by the field the stream's entries start with
+    (`__CURSOR` in journalctl's output), and the bytes skipped are counted, as
+    systemd-journal-remote says "N bytes lost". Lengths over LOOKAHEAD are checked on their
+    first LOOKAHEAD bytes only, so that memory stays bounded: such a value (a core dump) is
+    believed unless an entry starts inside that much of it. A line that is not a field is
+    skipped up to the next empty line that is followed by a field line."""
 
     def __init__(self, source: str = "-", problems: ReadProblems | None = None) -> None:
         self.source = source
         self.problems = problems if problems is not None else ReadProblems()
         self.known: set[bytes] = set()
-        self.boundary = b"\n\n__CURSOR="  # learnt from the first entry: the field entries start with
+        self.opening: bytes | None = None  # learnt from the first entry: the field entries start with
 
     def where(self, line: int) -> str:
         return f"line {line}" if self.source == "-" else f"{self.source}:{line}"
@@ -247,7 +275,7 @@ class ExportReader:
     def _learn(self, fields: Mapping[str, str]) -> None:
         opening = next(iter(fields), None)
         if opening is not None and opening.startswith("__"):
-            self.boundary = b"\n\n" + opening.encode("ascii") + b"="
+            self.opening = opening.encode("ascii")
 
     def _fast(self, data: _Stream) -> Record | _Skip | None:
         """The common entry, all `KEY=value` lines and already in the buffer, parsed in one go;
@@ -289,29 +317,47 @@ class ExportReader:
         return True
 
     def _entry(self, data: _Stream) -> Record | _Skip | None:
-        """One entry: a Record, _SKIPPED (bad, counted), or None at the end of the stream."""
+        """One entry: a Record, _SKIPPED (bad, counted), or None at the end of the stream.
+
+        Once something in the entry is wrong (`broken` says what), the rest of it is read only
+        to find where it ends: the next empty line that is followed by a field line."""
         fields: dict[str, str] = {}
         message: str | None = None
         message_line = start = data.line
         offset = data.offset
         message_lines = 1
+        broken: str | None = None
         cut_short = "entry cut short by the end of the input"
+        opening = self.opening + b"=" if self.opening is not None else None
         while True:
             line_number = data.line
+            if opening is not None and (fields or message is not None) and data.ahead(len(opening)) == opening:
+                # The next entry begins with no empty line before it: a length in this entry
+                # took the empty line into its value. This entry is lost; the next one is not.
+                why = "entry does not end with an empty line before the next one (a binary length is wrong)"
+                return self._bad(start, broken or why, data.offset - offset)
             got = data.readline(MESSAGE_CAP + 65)  # NAME= (at most 64 + 1) and a capped value
             if got is None:
+                if broken is not None:
+                    return self._bad(start, broken, data.offset - offset)
                 return self._finish(fields, message, start, message_line, message_lines, data.offset - offset)
             raw, dropped, ended = got
             if not ended:
-                return self._bad(start, cut_short, data.offset - offset)
+                return self._bad(start, broken or cut_short, data.offset - offset)
             if not raw or raw == b"\r":
-                if not fields and message is None:
+                if not fields and message is None and broken is None:
                     start, offset = data.line, data.offset  # blank lines between entries
                     continue
-                return self._finish(fields, message, start, message_line, message_lines, data.offset - offset)
+                if broken is None:
+                    return self._finish(fields, message, start, message_line, message_lines, data.offset - offset)
+                following = data.ahead(66)
+                if not following or _field_line(following):
+                    return self._bad(start, broken, data.offset - offset)
+                continue
             name, equals, value = raw.partition(b"=")
             if not self._valid(name):
-                return self._resync(data, start, offset, "not a journal field")
+                broken = broken or "not a journal field"
+                continue
             if equals:
                 if value.endswith(b"\r"):  # CRLF: journalctl writes a CR inside a value as binary
                     value = value[:-1]
@@ -326,23 +372,23 @@ class ExportReader:
             label = name.decode("ascii")
             size_bytes, _, how = data.read(8, 8)
             if how != "complete":
-                return self._bad(start, cut_short, data.offset - offset)
+                return self._bad(start, broken or cut_short, data.offset - offset)
             size = int.from_bytes(size_bytes, "little")
             if size > DATA_MAX:
-                return self._resync(data, start, offset, f"field {label} claims {size:,} bytes")
+                broken = broken or f"field {label} claims {size:,} bytes"
+                continue
             value_line = data.line
-            value, dropped, how = data.read(size, MESSAGE_CAP if name == b"MESSAGE" else FIELD_CAP, self.boundary)
-            if how == "boundary":
-                return self._bad(start, f"field {label} claims {size:,} bytes, but the next entry starts sooner",
-                                 data.offset - offset)
-            if how == "eof":
-                why = cut_short if size < CHUNK else f"field {label} claims {size:,} bytes, more than the input holds"
-                return self._bad(start, why, data.offset - offset)
-            terminator, _, how = data.read(1, 1)
-            if how != "complete":
-                return self._bad(start, cut_short, data.offset - offset)
-            if terminator != b"\n":
-                return self._resync(data, start, offset, f"field {label} is longer than its length says")
+            got_value = self._value(data, size, MESSAGE_CAP if name == b"MESSAGE" else FIELD_CAP)
+            if isinstance(got_value, str):
+                if got_value == "boundary":
+                    why = f"field {label} claims {size:,} bytes, but the next entry starts sooner"
+                    return self._bad(start, broken or why, data.offset - offset)
+                if got_value == "eof":
+                    why = cut_short if size < CHUNK else f"field {label} claims {size:,} bytes, more than the input holds"
+                    return self._bad(start, broken or why, data.offset - offset)
+                broken = broken or f"field {label} is longer than its length says"
+                continue
+            value, dropped = got_value
             if name == b"MESSAGE":
                 message, cut = cap_message(value, dropped)
                 message_line, message_lines = value_line, message.count("\n") + 1
@@ -350,6 +396,38 @@ class ExportReader:
                     self.problems.note("truncated", self.where(value_line))
             elif len(fields) < MAX_FIELDS:
                 fields[label] = value.decode("utf-8", "replace")
+
+    def _value(self, data: _Stream, size: int, cap: int) -> tuple[bytes, int] | str:
+        """A binary value of `size` bytes and its LF: (kept, dropped) when the length is right,
+        else where the stream was left: "boundary" (at the start of the next entry), "eof", or
+        "corrupt" (right after the claimed length, with no entry start found before it)."""
+        span = min(size, LOOKAHEAD)
+        window = data.ahead(span + 1 + 66)  # the value, its LF, and the line after it
+        if size <= LOOKAHEAD:
+            if len(window) > size and window[size : size + 1] == b"\n" and _after_value(window[size + 1 :]):
+                value, dropped, _ = data.read(size, cap)
+                data.consume(1)
+                return value, dropped
+        # Past a long value's first LOOKAHEAD bytes, the entry's own next fields are no sign.
+        found = _entry_boundary(window, self.opening, None if size <= LOOKAHEAD else span)
+        if found >= 0:
+            data.consume(found)
+            return "boundary"
+        if size <= LOOKAHEAD:
+            if len(window) <= size:
+                data.consume(len(window))
+                return "eof"
+            data.consume(size)
+            return "corrupt"
+        # Longer than can be looked at first: read it through, then check what follows.
+        value, dropped, how = data.read(size, cap)
+        if how == "eof":
+            return "eof"
+        following = data.ahead(1 + 66)
+        if following[:1] != b"\n" or not _after_value(following[1:]):
+            return "corrupt"
+        data.consume(1)
+        return value, dropped
 
     def _finish(self, fields: dict[str, str], message: str | None, start: int, line: int, lines: int,
                 size: int) -> Record | _Skip | None:
@@ -363,12 +441,11 @@ class ExportReader:
         self.problems.skip(self.where(start), why, size)
         return _SKIPPED
 
-    def _resync(self, data: _Stream, start: int, offset: int, why: str) -> _Skip:
-        """Skip to the next empty line, where the next entry starts."""
-        while True:
-            got = data.readline(64)
-            if got is None or (got[2] and got[0] in (b"", b"\r")):
-                return self._bad(start, why, data.offset - offset)
+
+def _after_value(data: bytes) -> bool:
+    """Whether what follows a binary value's LF is what can follow it: the end of the stream,
+    the empty line that ends the entry, or the entry's next field."""
+    return not data or data[:1] == b"\n" or data[:2] == b"\r\n" or _field_line(data)
 
 
 class _Skip:
