@@ -118,13 +118,16 @@ def select(files: Iterable[str] = (), directory: str | None = None, units: Itera
 def parse_time(text: str, option: str = "--since", now: datetime | None = None) -> int:
     """A journalctl time (local time unless it says otherwise) as microseconds since the epoch:
     "2026-05-25 20:11:00", "2026-05-25T20:11:00Z", "20:11", "today", "yesterday", "now",
-    "-1h", "30min ago", "@1779739862". Times before 1970 read as 1970 (nothing in a journal is
-    older), times past 9999 as the end of time; what is not a time is a UsageError."""
+    "-1h", "30min ago", "@1779739862". What is not a time, or is before 1970 or after 9999 (as
+    journalctl, which refuses them: no journal entry can be dated so), is a UsageError."""
+    out_of_range = UsageError(f"{option} {text!r}: out of range; give a time between 1970 and 9999")
     try:
         usec = _parse_time(text, option, now)
     except (OverflowError, ValueError, OSError):
-        raise UsageError(f"{option} {text!r}: out of range; give a time between 1970 and 9999") from None
-    return min(max(usec, 0), MAX_USEC)
+        raise out_of_range from None
+    if not 0 <= usec <= MAX_USEC:
+        raise out_of_range
+    return usec
 
 
 MAX_USEC = round((datetime(9999, 12, 31, tzinfo=UTC) - _EPOCH).total_seconds() * 1e6)
@@ -171,8 +174,8 @@ def _absolute(value: str, now: datetime) -> datetime | None:
         return None
     if stamp.tzinfo:
         return stamp
-    if stamp.year <= 1970:
-        return stamp.replace(tzinfo=UTC)  # astimezone() of year 1 fails; before 1970 is all the same
+    if stamp.year < 1970:
+        raise OverflowError("before 1970")  # astimezone() of year 1 fails; journalctl refuses it too
     return stamp.astimezone()  # a naive time is local time, as journalctl reads it
 
 
