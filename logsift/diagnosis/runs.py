@@ -18,6 +18,7 @@ from itertools import islice
 from typing import Any, Iterable, Sequence
 
 from logsift.diagnosis import lifecycle
+from logsift.diagnosis.host import FailedRuns, Span
 from logsift.diagnosis.lifecycle import Lifecycle
 from logsift.match import Fact, Matched
 from logsift.records import Finding, Incident, Record, Run, RunFact, Severity
@@ -25,8 +26,6 @@ from logsift.rules import RuleSet
 
 UnitKey = tuple[str | None, str | None]
 RECENT_UNITS = 64  # when every unit of a host has stopped: the latest started that are looked at
-# A kernel line (Xid, OOM kill) belongs to a run that failed no later than this after it.
-HOST_EVENT_WINDOW = timedelta(seconds=120)
 # A daemon-reload counts for the first start of a unit seen only when it came this soon before.
 RELOAD_WINDOW = timedelta(hours=1)
 # Facts kept per run: values per fact (a fact rarely takes more than one) and facts with a key
@@ -412,36 +411,27 @@ class Diagnoser:
     def _place_host_events(self) -> None:
         """Give each kernel event to the run that failed right after it on the same host, or, when
         none did, to the host itself (an Xid or OOM kill that took no unit down is still news)."""
+        if not self.host_events:
+            return
+        failed = FailedRuns(
+            (host, Span(run.first_line, run.last_line, run.ended or run.last_time, order), run)
+            for order, ((host, unit), run) in enumerate(
+                (key, run) for key, runs in self.runs.items() for run in runs)
+            if unit is not None and run.explicit_failure
+        )
+        targets: dict[int, _Run] = {}
         for matched in self.host_events:
             record = matched.event.event.first
-            target = self._failed_after(record)
+            target = failed.taken_down_by(record.host, record.line, record.timestamp)
             if target is None:
                 target = self._run_for(record.host, None, record)
                 for item in matched.event.event.records:
                     target.touch(item)
             self._attach(target, matched)
+            targets[id(target)] = target
+        for target in targets.values():
             target.findings.sort(key=lambda finding: finding.line)
         self.host_events = []
-
-    def _failed_after(self, record: Record) -> _Run | None:
-        """The failed run of a named unit on record's host whose end comes first after record."""
-        best: tuple[float, int, _Run] | None = None
-        for (host, unit), runs in self.runs.items():
-            if host != record.host or unit is None:
-                continue
-            for run in runs:
-                if not run.explicit_failure or run.first_line > record.line or run.last_line < record.line:
-                    continue
-                ended = run.ended or run.last_time
-                if record.timestamp is not None and ended is not None:
-                    gap = (ended - record.timestamp).total_seconds()
-                    if not 0 <= gap <= HOST_EVENT_WINDOW.total_seconds():
-                        continue
-                else:
-                    gap = float(run.last_line - record.line)
-                if best is None or (gap, run.last_line) < best[:2]:
-                    best = (gap, run.last_line, run)
-        return best[2] if best is not None else None
 
     def finish(self) -> Diagnosis:
         self._place_host_events()

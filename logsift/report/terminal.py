@@ -18,7 +18,7 @@ from typing import Any, Mapping, TextIO
 import click
 from tabulate import tabulate
 
-from logsift.diagnosis.runs import HOST_EVENT_WINDOW
+from logsift.diagnosis.host import HOST_EVENT_WINDOW
 from logsift.records import Finding, Incident, Run, SinceBoot
 from logsift.report.common import RenderOptions
 from logsift.report.document import Origin, Report
