@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Generic, Iterable, Sequence, TypeVar
+from typing import Any, Generic, Iterable, Sequence, TypeVar
 
 HOST_EVENT_WINDOW = timedelta(seconds=120)
 
@@ -68,12 +68,12 @@ class _Sorted(Generic[Item]):
             return (span.ended, span.last_line, span.order) if by_time else (span.last_line, span.order)
 
         self.pairs = sorted(spans, key=key)
-        self.keys: list[object] = [pair[0].ended if by_time else pair[0].last_line for pair in self.pairs]
+        self.keys: list[Any] = [pair[0].ended if by_time else pair[0].last_line for pair in self.pairs]
         self.first_lines = _FirstAtMost([pair[0].first_line for pair in self.pairs])
 
-    def first(self, lowest: object, line: int) -> int:
+    def first(self, lowest: Any, line: int) -> int:
         """The first index whose key is at least `lowest` and whose run had started by `line`."""
-        return self.first_lines.find(bisect.bisect_left(self.keys, lowest), line)  # type: ignore[arg-type]
+        return self.first_lines.find(bisect.bisect_left(self.keys, lowest), line)
 
 
 class FailedRuns(Generic[Item]):

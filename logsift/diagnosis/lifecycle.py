@@ -13,29 +13,34 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _UNIT = r"(?P<unit>[\w@:.\\-]+\.(?:service|scope|socket|mount|timer))"
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("exited", re.compile(_UNIT + r": [Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\S+?)\.?$")),
-    ("failed", re.compile(_UNIT + r": Failed with result '(?P<result>[^']+)'")),
-    ("failed", re.compile(r"^Unit " + _UNIT + r" entered failed state")),
-    ("failed", re.compile(r"^" + _UNIT + r" failed\.$")),
-    ("restart", re.compile(_UNIT + r": (?:Scheduled restart job|Service (?:hold-off time over|RestartSec=\S+ expired), scheduling restart)")),
-    ("deactivated", re.compile(_UNIT + r": Deactivated successfully")),
-    ("limit", re.compile(_UNIT + r": [Ss]tart request repeated too quickly")),
-    ("timeout", re.compile(_UNIT + r": [Ss]tart operation timed out")),
-    ("starting", re.compile(r"^Starting " + _UNIT + r"(?: - |\.\.\.)")),
-    ("started", re.compile(r"^Started " + _UNIT + r"(?: - |\.$)")),
-    ("stopping", re.compile(r"^Stopping " + _UNIT + r"(?: - |\.\.\.)")),
-    ("stopped", re.compile(r"^Stopped " + _UNIT + r"(?: - |\.$)")),
-    ("failed-start", re.compile(r"^Failed to start " + _UNIT + r"(?: - |\.$)")),
+# Each wording with a word it cannot match without, tried first as a substring:
+# a PID 1 line costs a few `in` tests and the one regex that can match, whatever the number of
+# wordings (systemd's lines are a large share of a host's journal, and all of a unit flood).
+_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("exited", "ain process exited, code=",
+     re.compile(_UNIT + r": [Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\S+?)\.?$")),
+    ("failed", ": Failed with result '", re.compile(_UNIT + r": Failed with result '(?P<result>[^']+)'")),
+    ("failed", " entered failed state", re.compile(r"^Unit " + _UNIT + r" entered failed state")),
+    ("failed", " failed.", re.compile(r"^" + _UNIT + r" failed\.$")),
+    ("restart", " restart",
+     re.compile(_UNIT + r": (?:Scheduled restart job|Service (?:hold-off time over|RestartSec=\S+ expired), scheduling restart)")),
+    ("deactivated", ": Deactivated successfully", re.compile(_UNIT + r": Deactivated successfully")),
+    ("limit", "tart request repeated too quickly", re.compile(_UNIT + r": [Ss]tart request repeated too quickly")),
+    ("timeout", "tart operation timed out", re.compile(_UNIT + r": [Ss]tart operation timed out")),
+    ("starting", "Starting ", re.compile(r"^Starting " + _UNIT + r"(?: - |\.\.\.)")),
+    ("started", "Started ", re.compile(r"^Started " + _UNIT + r"(?: - |\.$)")),
+    ("stopping", "Stopping ", re.compile(r"^Stopping " + _UNIT + r"(?: - |\.\.\.)")),
+    ("stopped", "Stopped ", re.compile(r"^Stopped " + _UNIT + r"(?: - |\.$)")),
+    ("failed-start", "Failed to start ", re.compile(r"^Failed to start " + _UNIT + r"(?: - |\.$)")),
     # `systemctl daemon-reload`: unit files (and drop-ins) were read again, so the next start of a
     # unit may run with a changed Environment= or ExecStart=.
-    ("reloading", re.compile(r"^Reloading(?:\.|\.\.\.)$|^Reloading requested from client PID \d+")),
+    ("reloading", "Reloading", re.compile(r"^Reloading(?:\.|\.\.\.)$|^Reloading requested from client PID \d+")),
     # Older systemd names only the Description: the unit is whichever this input is about.
-    ("starting", re.compile(r"^Starting (?P<description>.+?)\.\.\.$")),
-    ("started", re.compile(r"^Started (?P<description>.+?)\.$")),
-    ("stopping", re.compile(r"^Stopping (?P<description>.+?)\.\.\.$")),
-    ("stopped", re.compile(r"^Stopped (?P<description>.+?)\.$")),
-    ("failed-start", re.compile(r"^Failed to start (?P<description>.+?)\.$")),
+    ("starting", "Starting ", re.compile(r"^Starting (?P<description>.+?)\.\.\.$")),
+    ("started", "Started ", re.compile(r"^Started (?P<description>.+?)\.$")),
+    ("stopping", "Stopping ", re.compile(r"^Stopping (?P<description>.+?)\.\.\.$")),
+    ("stopped", "Stopped ", re.compile(r"^Stopped (?P<description>.+?)\.$")),
+    ("failed-start", "Failed to start ", re.compile(r"^Failed to start (?P<description>.+?)\.$")),
 )
 
 
@@ -61,9 +66,8 @@ class Lifecycle:
 
 @lru_cache(maxsize=4096)  # systemd repeats itself: the same lines on every restart
 def parse(message: str) -> Lifecycle | None:
-    for what, pattern in _PATTERNS:
-        if what.startswith(("start", "stop", "failed-start")) and message[:1] not in "SF" or \
-                what == "reloading" and message[:1] != "R":
+    for what, word, pattern in _PATTERNS:
+        if word not in message:
             continue
         match = pattern.search(message)
         if match:

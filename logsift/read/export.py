@@ -403,11 +403,10 @@ class ExportReader:
         "corrupt" (right after the claimed length, with no entry start found before it)."""
         span = min(size, LOOKAHEAD)
         window = data.ahead(span + 1 + 66)  # the value, its LF, and the line after it
-        if size <= LOOKAHEAD:
-            if len(window) > size and window[size : size + 1] == b"\n" and _after_value(window[size + 1 :]):
-                value, dropped, _ = data.read(size, cap)
-                data.consume(1)
-                return value, dropped
+        if size <= LOOKAHEAD and window[size : size + 1] == b"\n" and _after_value(window[size + 1 :]):
+            value, dropped, _ = data.read(size, cap)
+            data.consume(1)
+            return value, dropped
         # Past a long value's first LOOKAHEAD bytes, the entry's own next fields are no sign.
         found = _entry_boundary(window, self.opening, None if size <= LOOKAHEAD else span)
         if found >= 0:
