@@ -124,6 +124,14 @@ class Grouper:
             if current is not None:
                 self._close(key)
             kind = self._starts(record, message, hits)
+            if kind in ("line", "lifecycle") and not self.open and not self.ready:
+                # A one-line event with nothing open or waiting before it goes out at once: the
+                # common case of a healthy journal's flagged lines and of PID 1's lines.
+                event = Event(kind, (record,), self._level(key, record))
+                self.previous = record
+                self._tick(record.timestamp)
+                yield GroupedEvent(event, (hits,))
+                return
             if kind is not None:
                 opened = _Open(kind, level=self._level(key, record), origin=record.origin)
                 opened.add(record, hits)
@@ -136,15 +144,19 @@ class Grouper:
                     heapq.heappush(self.starts, (record.line, opened.number, key))
         self.previous = record
         stamp = record.timestamp
-        if stamp is not None and self.ordered:
-            if self._clock is not None and stamp < self._clock:
-                self.ordered = False
-            self._clock = stamp
+        self._tick(stamp)
         if self.open and (record.line >= self._sweep_at
                           or (self.ordered and stamp is not None and self._sweep_time is not None
                               and stamp >= self._sweep_time)):
             self._sweep(record.line, stamp)
         yield from self._release()
+
+    def _tick(self, stamp: datetime | None) -> None:
+        """Whether the log's times have only grown so far (the time-based sweep relies on it)."""
+        if stamp is not None and self.ordered:
+            if self._clock is not None and stamp < self._clock:
+                self.ordered = False
+            self._clock = stamp
 
     def flush(self) -> Iterator[GroupedEvent]:
         for key in list(self.open):

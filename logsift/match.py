@@ -38,6 +38,7 @@ MARKERS = ("traceback (most recent call last)", "nccl warn", "systemd[1]:", "ini
 # failures that no rule's regex matches. Without it, near misses are left unparsed.
 NEAR = -2
 CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made
+_MARKER_ONLY = frozenset({MARKER})
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,8 @@ class Matcher:
             yield from zip(pending, self.scan(pending), strict=True)
 
     def match(self, grouped: GroupedEvent) -> Matched:
+        if all(hits <= _MARKER_ONLY for hits in grouped.hits):
+            return Matched(grouped, [], [])  # no rule's literal (PID 1's "Started ..."): nothing to try
         findings: dict[str, Finding] = {}
         facts: list[Fact] = []
         observed: list[RunFact] = []

@@ -34,7 +34,7 @@ MAX_FACT_VALUES = 4
 MAX_FACTS = 64
 
 
-@dataclass
+@dataclass(slots=True)
 class _Run:
     host: str | None
     unit: str | None
@@ -56,8 +56,10 @@ class _Run:
     clean_exit: bool = False
     stopping: bool = False
     closed: bool = False
-    pids: set[int] = field(default_factory=set)
-    identifiers: set[str] = field(default_factory=set)
+    # Made at a run's first process line: most runs of a unit flood (timers, transient units)
+    # have only PID 1's lines, and an empty set costs 216 bytes.
+    pids: set[int] | None = None
+    identifiers: set[str] | None = None
     opened_by: str = "implicit"  # or the lifecycle line that opened it: "starting", "started"
 
     def touch(self, record: Record) -> None:
@@ -151,8 +153,12 @@ class Diagnoser:
         for item in event.records:
             run.touch(item)
         if record.pid is not None:
+            if run.pids is None:
+                run.pids = set()
             run.pids.add(record.pid)
         if record.identifier is not None:
+            if run.identifiers is None:
+                run.identifiers = set()
             run.identifiers.add(record.identifier)
             if unit is not None:
                 self.identifier_units.setdefault((record.host, record.identifier), {})[unit] = None
@@ -216,7 +222,7 @@ class Diagnoser:
         identifier = record.identifier or ""
         if identifier:
             logged = [unit for unit in self.identifier_units.get((host, identifier), ()) if latest(unit) is not None]
-            found = [unit for unit in logged if identifier in latest(unit).identifiers]  # type: ignore[union-attr]
+            found = [unit for unit in logged if identifier in (latest(unit).identifiers or ())]  # type: ignore[union-attr]
             if not found:
                 named: dict[str, None] = {}
                 for word in _words(identifier) - _GENERIC:
@@ -224,7 +230,7 @@ class Diagnoser:
                 found = [unit for unit in named if latest(unit) is not None]
             if not found:
                 found = [unit for unit in logged
-                         if any(identifier in run.identifiers for run in self.runs[(host, unit)][:-1])]
+                         if any(identifier in (run.identifiers or ()) for run in self.runs[(host, unit)][:-1])]
             if found:
                 return max(found, key=recent)
         opened = self.open_units.get(host, {})
@@ -252,7 +258,7 @@ class Diagnoser:
             return
         self.host_units.setdefault(host, {})[unit] = None
         if unit.endswith(".service"):
-            for word in set(re.split(r"[-_.@\d]+", unit.removesuffix(".service").lower())):
+            for word in set(_SEPARATORS.split(unit.removesuffix(".service").lower())):
                 if word:
                     self.word_units.setdefault((host, word), {})[unit] = None
 
@@ -261,9 +267,13 @@ class Diagnoser:
         if unit is None:
             return
         self.open_units.setdefault(host, {})[unit] = None
-        started = self.started_units.setdefault(host, OrderedDict())
-        started[unit] = None
-        started.move_to_end(unit)
+        started = self.started_units.get(host)
+        if started is None:
+            started = self.started_units[host] = OrderedDict()
+        if unit in started:
+            started.move_to_end(unit)
+        else:
+            started[unit] = None
 
     def _run_for(self, host: str | None, unit: str | None, record: Record) -> _Run:
         key = (host, unit)
@@ -293,7 +303,7 @@ class Diagnoser:
             unit = self.descriptions.get((host, parsed.description)) or self._only_unit(host)
             if unit is None:
                 return  # "Started Session 3 of user root.": not about a unit we follow
-        elif unit is not None and parsed.description is None:
+        elif unit is not None and parsed.description is None and (host, None) in self.runs:
             self._adopt(host, unit)
         if parsed.what == "started" and parsed.unit and " - " in record.message:
             self.descriptions[(host, record.message.split(" - ", 1)[1].rstrip("."))] = parsed.unit
@@ -371,7 +381,7 @@ class Diagnoser:
         if len(runs) >= 2 and self._outcome(runs[-2]) == "failed":
             return  # it resolves the incident before it
         self._note(last, self.noted)
-        for pid in last.pids:
+        for pid in last.pids or ():
             self.pid_units.pop((last.host, pid), None)
         runs.pop()
         self.quiet_runs += 1
@@ -591,7 +601,10 @@ _GENERIC = {"python", "python3", "java", "node", "bash", "sh", "env", "uv", "con
             "service", "launcher", "main", "app", "worker"}
 
 
+_SEPARATORS = re.compile(r"[-_.@\d]+")  # between the words of unit names and identifiers
+
+
 def _words(identifier: str) -> set[str]:
     """The words of an identifier that can name a unit: `ollama` ~ ollama.service,
     `text-generation-launcher` ~ text-generation-inference.service."""
-    return {word for word in re.split(r"[-_.@\d]+", identifier.lower()) if len(word) > 2}
+    return {word for word in _SEPARATORS.split(identifier.lower()) if len(word) > 2}

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import BinaryIO, Iterator, Mapping
 
 from logsift.read.lines import MAX_LINE, TRUNCATED
-from logsift.read.relay import unwrap
+from logsift.read.relay import Unwrapped, unwrap
 from logsift.records import ReadProblems, Record
 from logsift.sanitize import strip_ansi
 
@@ -87,7 +87,8 @@ def entry_record(fields: Mapping[str, str], message: str, line: int, source: str
         unit = get("_SYSTEMD_USER_UNIT") or get("_SYSTEMD_UNIT")
         invocation = get("_SYSTEMD_INVOCATION_ID")
     priority_text = get("PRIORITY") or ""
-    said = unwrap(strip_ansi(message) if "\x1b" in message else message)
+    text = strip_ansi(message) if "\x1b" in message else message
+    said = Unwrapped(text) if pid == 1 and identifier == "systemd" else unwrap(text)  # PID 1: no prefixes
     return Record(
         line=line,
         message=said.message,

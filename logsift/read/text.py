@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Collection, Iterable, Iterator, Protocol, Sequence
 
-from logsift.read.relay import unwrap
+from logsift.read.relay import Unwrapped, unwrap
 from logsift.records import Record, SinceBoot
 from logsift.sanitize import strip_ansi
 
@@ -50,6 +50,7 @@ _SYSTEMD_WORDING = re.compile(
 
 
 BATCH = 2048
+ZONE_CACHE = 4096  # minutes whose local offset is remembered
 
 
 class Skipping(Protocol):
@@ -106,6 +107,7 @@ class TextReader:
         self.seen_units: set[str] = set()
         # stream -> the text its lines print before the message, while read_blocks runs
         self.needles: dict[tuple[object, ...], set[bytes]] | None = None
+        self.zones: dict[tuple[int, ...], tuple[timedelta, tzinfo | None]] = {}  # see _local
 
     def read(self, lines: Iterable[str], first_line: int = 1) -> Iterator[Record]:
         return self.read_batches(_batches(lines, BATCH), first_line)
@@ -240,11 +242,16 @@ class TextReader:
     def _stream_of(self, match: re.Match[str]) -> tuple[str | None, str | None, int | None, str | None]:
         """Record.stream of the line, without making the record."""
         ident, unit, pid = self._names_of(match)
-        return (match.group("host"), unit or ident, pid, unwrap(match.group("msg")).stream)
+        return (match.group("host"), unit or ident, pid, self._said(match, ident, pid).stream)
+
+    @staticmethod
+    def _said(match: re.Match[str], ident: str, pid: int | None) -> Unwrapped:
+        # PID 1 writes its own lines: no relay or logger prefix to look for (a tenth of its cost).
+        return Unwrapped(match.group("msg")) if pid == 1 and ident == "systemd" else unwrap(match.group("msg"))
 
     def _journal_record(self, match: re.Match[str], number: int) -> Record:
         ident, unit, pid = self._names_of(match)
-        said = unwrap(match.group("msg"))
+        said = self._said(match, ident, pid)
         return Record(
             line=number,
             message=said.message,
@@ -276,6 +283,20 @@ class TextReader:
                       source=self.source, relay=said.stream, level=said.level, origin=said.origin,
                       logger=said.logger)
 
+    def _local(self, naive: datetime) -> datetime:
+        """`naive.astimezone()`: local time with that date's own offset (DST). What it gives is
+        kept per minute (zones change offset on a minute boundary), as the zone lookup costs more
+        than the rest of reading a line; a time in a DST gap is moved as astimezone moves it."""
+        key = (naive.year, naive.month, naive.day, naive.hour, naive.minute)
+        known = self.zones.get(key)
+        if known is None:
+            local = naive.astimezone()
+            known = self.zones[key] = (local.replace(tzinfo=None) - naive, local.tzinfo)
+            if len(self.zones) > ZONE_CACHE:
+                self.zones.clear()
+        shift, zone = known
+        return (naive + shift if shift else naive).replace(tzinfo=zone)
+
     def _timestamp(self, match: re.Match[str]) -> datetime | None:
         # Lines come many to a second: the time of the same text (all before the host) is parsed once.
         text = match.string[: match.start("ident")]
@@ -294,7 +315,7 @@ class TextReader:
                 if text.endswith("Z"):
                     text = text[:-1] + "+00:00"
                 stamp = datetime.fromisoformat(text)
-                return stamp if stamp.tzinfo else stamp.astimezone()  # local time, with its DST
+                return stamp if stamp.tzinfo else self._local(stamp)  # local time, with its DST
             if groups.get("mon"):
                 month = _MONTHS.get(groups["mon"])
                 if month is None:
@@ -303,11 +324,11 @@ class TextReader:
                 hour, minute, second = (int(part) for part in groups["hms"].split(":"))
                 micro = int((groups.get("frac") or ".0")[1:].ljust(6, "0")[:6])
                 # Local time as journalctl printed it: astimezone() gives that date's own offset (DST).
-                return datetime(year, month, int(groups["day"]), hour, minute, second, micro).astimezone()
+                return self._local(datetime(year, month, int(groups["day"]), hour, minute, second, micro))
             if groups.get("full"):
                 stamp = datetime.fromisoformat(groups["full"])
                 tz = groups.get("tz") or ""
-                return stamp.replace(tzinfo=UTC) if tz in ("UTC", "GMT") else stamp.astimezone()
+                return stamp.replace(tzinfo=UTC) if tz in ("UTC", "GMT") else self._local(stamp)
             if groups.get("unix"):
                 return datetime.fromtimestamp(float(groups["unix"]), tz=UTC)
             if groups.get("mono"):
