@@ -85,7 +85,8 @@ class RegexBudget:
     def warnings(self) -> list[str]:
         lines = []
         for key, where in self.suspended.items():
-            lines.append(f"rule {key[0]}: its regex at {where} ran over {REGEX_TIMEOUT}s on {self.counts[key]} "
+            what = key[0] if key[0].startswith("fact ") else f"rule {key[0]}"
+            lines.append(f"{what}: its regex at {where} ran over {REGEX_TIMEOUT}s on {self.counts[key]} "
                          f"line(s) (first at line {self.first[key]}) and was skipped for the rest of the run; "
                          "it risks catastrophic backtracking: run logsift patterns check")
         others = self.timeouts - sum(self.counts[key] for key in self.suspended)
@@ -139,7 +140,9 @@ class Matcher:
 
     def match(self, grouped: GroupedEvent) -> Matched:
         if all(hits <= _MARKER_ONLY for hits in grouped.hits):
-            return Matched(grouped, [], [])  # no rule's literal (PID 1's "Started ..."): nothing to try
+            # No rule's or fact's literal (PID 1's "Started ..."): only journal fields can say more.
+            fields = list(self._fields(grouped.event.records)) if self.field_facts else []
+            return Matched(grouped, [], [], fields)
         findings: dict[str, Finding] = {}
         facts: list[Fact] = []
         observed: list[RunFact] = []
@@ -213,11 +216,17 @@ class Matcher:
 
     def _observe(self, number: int, lines: list[str], record: Record) -> Iterator[RunFact]:
         fact = self.rules.facts[number]
+        key = (f"fact {fact.name}", fact.line)
         for offset, text in enumerate(lines):
+            if not self.budget.allows(key):
+                return
+            started = time.perf_counter()
             try:
                 found = list(fact.extract(text))
             except TimeoutError:
-                self.timeouts += 1
+                # Counted in the run's regex budget like a rule's regex, and suspended alike.
+                self.budget.timed_out(key, f"{fact.path}:{fact.line}", record.line + offset,
+                                      time.perf_counter() - started)
                 continue
             line = record.entry if record.entry is not None else record.line + (offset if record.lines > 1 else 0)
             for name, label, value in found:
