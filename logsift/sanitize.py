@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 # CSI (colours, cursor movement), OSC (titles, hyperlinks) and two-character ESC sequences.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -90,6 +90,30 @@ def clean(text: str, lines: bool = False) -> str:
     """What every output shows of log text: escape sequences stripped, secrets redacted, and
     control, bidi and invisible characters escaped visibly (line breaks too, unless `lines`)."""
     return escape(redact(strip_ansi(text)), lines)
+
+
+def clean_block(lines: Sequence[str]) -> list[str]:
+    """`clean` of each of consecutive lines (an event's, a record's), redacted as one text: a
+    secret that spans lines (a PEM private key printed line by line) is hidden on every line."""
+    stripped = [strip_ansi(line) for line in lines]
+    redacted = redact("\n".join(stripped)).split("\n")
+    if len(redacted) != len(stripped):  # a shape took a line break with it: line by line, then
+        redacted = [redact(line) for line in stripped]
+    return [escape(line) for line in redacted]
+
+
+def redact_block(texts: Sequence[str]) -> list[str]:
+    """`redact` of consecutive texts (messages, which may hold line breaks) as one text (see
+    clean_block), for JSON output."""
+    redacted = redact("\n".join(texts)).split("\n")
+    sizes = [text.count("\n") + 1 for text in texts]
+    if len(redacted) != sum(sizes):
+        return [redact(text) for text in texts]
+    out, at = [], 0
+    for size in sizes:
+        out.append("\n".join(redacted[at:at + size]))
+        at += size
+    return out
 
 
 def safe(text: str) -> str:
@@ -158,12 +182,15 @@ def shapes() -> tuple[Shape, ...]:
 
 
 def _replace(match: re.Match[str]) -> str:
-    """The match with its `secret` group (or `secret_bare`, the unquoted form) replaced."""
+    """The match with its `secret` group (or `secret_bare`, the unquoted form) replaced; a secret
+    over several lines (a PEM block) by one REDACTED a line, so that lines stay lines."""
     whole = match.group()
     for name in ("secret", "secret_bare"):
         if name in match.re.groupindex and match.start(name) >= 0:
             offset = match.start(name) - match.start()
-            return whole[:offset] + REDACTED + whole[offset + len(match.group(name)):]
+            secret = match.group(name)
+            hidden = "\n".join(REDACTED for _ in range(secret.count("\n") + 1))
+            return whole[:offset] + hidden + whole[offset + len(secret):]
     return whole
 
 

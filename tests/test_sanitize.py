@@ -104,13 +104,20 @@ def _structured(text: str) -> str:
     return "".join(json.dumps(entry) + "\n" for entry in entries)
 
 
-OUTPUTS = ["terminal", "json", "table"]
+OUTPUTS = ["terminal", "json", "table", "report markdown", "report html"]
+
+
+def _run(output: str, text: str) -> tuple[int, str, str]:
+    """Triage with `-o output`, or the post-mortem (`report markdown`, `report html`)."""
+    if output.startswith("report "):
+        return invoke("report", "--no-model", "-o", output.split()[1], input=text)
+    return invoke("--no-model", "--color", "never", "-o", output, input=text)
 
 
 @pytest.mark.parametrize("output", OUTPUTS)
 @pytest.mark.parametrize("build", [_journal, _structured])
 def test_no_raw_control_or_bidi_character_and_no_forged_line(output: str, build: object) -> None:
-    code, out, _ = invoke("--no-model", "--color", "never", "-o", output, input=build(_HOSTILE))  # type: ignore[operator]
+    code, out, _ = _run(output, build(_HOSTILE))  # type: ignore[operator]
     assert code == 1
     assert RAW.search(out) is None, repr(RAW.search(out))
     assert "\nIncident 9" not in out and "\n  9  forged" not in out
@@ -133,8 +140,42 @@ def test_secrets_are_redacted_in_every_output(output: str, tmp_path: object) -> 
         path.write_text(text)
         code, out, _ = invoke("explain", str(path), "--line", "5")
     else:
-        code, out, _ = invoke("--no-model", "-o", output, input=text)
+        code, out, _ = _run(output, text)
     assert code in (0, 1)
     leaked = [name for name, sample in SAMPLES if "\n" not in sample and len(_secret(name, sample)) >= 6
               and _secret(name, sample) in out]
     assert leaked == []
+
+
+MULTILINE = [(name, sample) for name, sample in SAMPLES if "\n" in sample]
+
+
+@pytest.mark.parametrize("output", [*OUTPUTS, "explain"])
+@pytest.mark.parametrize("name, sample", MULTILINE)
+def test_multi_line_secrets_are_redacted_line_by_line_and_whole(output: str, name: str, sample: str,
+                                                                tmp_path: object) -> None:
+    # A PEM key printed into the journal: one line each (text), or one MESSAGE (JSON).
+    from pathlib import Path
+
+    body = _secret(name, sample)
+    pieces = [piece for piece in body.split("\n") if len(piece) >= 16]
+    head = ["May 25 20:00:01 h systemd[1]: Started x.service - X.",
+            "May 25 20:00:02 h python[12]: Traceback (most recent call last):",
+            'May 25 20:00:02 h python[12]:   File "/srv/app.py", line 8, in connect']
+    lines = head + [f"May 25 20:00:02 h python[12]:     {line}" for line in sample.split("\n")]
+    lines += ["May 25 20:00:02 h python[12]: RuntimeError: CUDA error: out of memory",
+              "May 25 20:00:03 h systemd[1]: x.service: Main process exited, code=exited, status=1/FAILURE"]
+    entries = [{"MESSAGE": "Started x.service - X.", "_PID": "1", "SYSLOG_IDENTIFIER": "systemd", "UNIT": "x.service"},
+               {"MESSAGE": "RuntimeError: CUDA error: out of memory while loading\n" + sample, "_PID": "12",
+                "SYSLOG_IDENTIFIER": "python", "_SYSTEMD_UNIT": "x.service"},
+               {"MESSAGE": "x.service: Failed with result 'exit-code'.", "_PID": "1", "SYSLOG_IDENTIFIER": "systemd",
+                "UNIT": "x.service"}]
+    for text in ("\n".join(lines) + "\n", "".join(json.dumps(entry) + "\n" for entry in entries)):
+        if output == "explain":
+            path = Path(str(tmp_path)) / "journal.txt"
+            path.write_text(text)
+            code, out, _ = invoke("explain", str(path), "--line", "3" if text.startswith("May") else "2")
+        else:
+            code, out, _ = _run(output, text)
+        assert code in (0, 1)
+        assert [piece for piece in pieces if piece in out] == [], out[-2000:]

@@ -13,7 +13,7 @@ from logsift.check.explain import EventExplanation, Explanation, LineOutsideEven
 from logsift.cli.options import patterns_option, rules_from
 from logsift.records import Finding
 from logsift.report.common import clip
-from logsift.sanitize import clean, dumps, redact
+from logsift.sanitize import clean, clean_block, dumps, redact, redact_block
 
 MAX_EVENT_LINES = 60  # a longer event shows its head and tail: the exception is at the end
 HEAD_LINES = 15
@@ -113,10 +113,11 @@ def _event_lines(item: EventExplanation) -> list[str]:
         numbered = [*numbered[:HEAD_LINES], (0, f"... {skipped} lines ..."), *numbered[-tail:]]
     width = max(len(str(number)) for number, _ in numbered)
     shown = []
-    for number, text in numbered:
+    # Cleaned together: a secret over several lines (a PEM key) is hidden on each of them.
+    for (number, _), text in zip(numbered, clean_block([text for _, text in numbered]), strict=True):
         label = str(number).rjust(width) if number else " " * width
         mark = ">" if number in marked else " "
-        shown.append(f" {mark}{label} | {clip(clean(text))}")
+        shown.append(f" {mark}{label} | {clip(text)}")
     return shown
 
 
@@ -170,7 +171,8 @@ def _as_dict(item: Explanation) -> dict[str, Any]:
         "event": {
             "kind": event.kind,
             "stream": {"host": first.host, "unit": first.unit, "identifier": first.identifier, "pid": first.pid},
-            "lines": [{"line": record.line, "text": clip(redact(record.message))} for record in event.records],
+            "lines": [{"line": record.line, "text": clip(text)} for record, text in
+                      zip(event.records, redact_block([record.message for record in event.records]), strict=True)],
         },
         "tried": [{"class": tried.rule_id, "kind": tried.kind, "line": tried.line, "literal": tried.literal}
                   for tried in item.tried],

@@ -27,7 +27,7 @@ from logsift.diagnosis.changes import Change
 from logsift.report.common import RenderOptions, clip
 from logsift.report.document import Report
 from logsift.report.story import Cause, Chapter, Line, Story, duration, spread, story
-from logsift.sanitize import safe
+from logsift.sanitize import clean
 
 WIDTH = 960  # the timeline's coordinate space; the SVG scales to the page
 LEFT, RIGHT = 16, 944
@@ -80,12 +80,12 @@ def page(report: Report, options: RenderOptions) -> str:
     text: str = template.render(
         story=told, summary=report.summary, version=__version__, css=_markup(css), policy=policy(css),
         title=_title(told), read=_read(report, options), nothing=_nothing(report),
-        warnings=[safe(item) for item in (*report.summary.warnings, *report.rules.skipped)],
+        warnings=[clean(item) for item in (*report.summary.warnings, *report.rules.skipped)],
         timelines={chapter.number: _timeline(chapter, options) for chapter in told.chapters},
         changes_by_run={chapter.number: _by_run(chapter.changes.listed) for chapter in told.chapters},
         when=lambda value: options.clock(value) if isinstance(value, datetime) else "?",
         headline=lambda chapter: headline(chapter, options), duration=duration, spread=spread,
-        evidence_line=_evidence_line, links_of=_links, text=lambda value: clip(safe(str(value))),
+        evidence_line=_evidence_line, links_of=_links, text=lambda value: clip(clean(str(value))),
     )
     return text.rstrip("\n") + "\n"
 
@@ -217,7 +217,7 @@ def _timeline(chapter: Chapter, options: RenderOptions) -> _Timeline | None:
     for number, kind, begin, end, what in spans:
         left = x(begin)
         width = max(round(x(end) - left, 1), 2.0)
-        bars.append(_Bar(number, kind, left, BAR_Y, width, BAR_HEIGHT, safe(what), str(number) if labelled else ""))
+        bars.append(_Bar(number, kind, left, BAR_Y, width, BAR_HEIGHT, clean(what), str(number) if labelled else ""))
         if kind == "healthy":
             rest = round(RIGHT - (left + width), 1)
             if rest > 0:

@@ -18,7 +18,7 @@ from logsift.diagnosis import Noted
 from logsift.report.common import RenderOptions, clip
 from logsift.report.document import Report
 from logsift.report.story import Cause, Chapter, Group, Line, Spans, Story, duration, spread, story
-from logsift.sanitize import safe
+from logsift.sanitize import clean
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]<>&|~#!])")
 _BACKTICKS = re.compile(r"`+")
@@ -254,7 +254,7 @@ class _Writer:
         if fix.reload and healthy.reload is not None:
             command = f"systemctl cat {chapter.incident.unit}" if chapter.incident.unit else "systemctl cat UNIT"
             self.add(f"systemd reloaded its unit files before it ({self.clock(healthy.reload.timestamp)}, line "
-                     f"{healthy.reload.number}): the unit or a drop-in changed; {code(safe(command))} shows what it "
+                     f"{healthy.reload.number}): the unit or a drop-in changed; {code(clean(command))} shows what it "
                      "runs with now.", "")
         if fix.gone:
             self.add(f"The causes of the failed runs did not recur: {', '.join(code(rule_id) for rule_id in fix.gone)}.",
@@ -337,8 +337,8 @@ class _Writer:
         self.add("| Line | Unit | Class | Times | Text |", "| --- | --- | --- | --- | --- |")
         for noted in findings:
             finding = noted.finding
-            self.add(f"| {finding.number} | {prose(safe(noted.unit or '-'))} | {code(finding.rule_id, table=True)} | "
-                     f"{noted.count} | {code(clip(safe(finding.text), MAX_CELL), table=True)} |")
+            self.add(f"| {finding.number} | {prose(clean(noted.unit or '-'))} | {code(finding.rule_id, table=True)} | "
+                     f"{noted.count} | {code(clip(clean(finding.text), MAX_CELL), table=True)} |")
         self.add("", "A finding in a run that did not fail is not an incident: the service came up after it. "
                  "It may still be worth fixing before it becomes one.", "")
 
@@ -352,9 +352,9 @@ class _Writer:
             parts.append(f"{self.clock(summary.since)} to {self.clock(summary.until)}")
         self.add("---", "", f"Written by logsift {__version__} from {sources}: {', '.join(parts)}.")
         for warning in summary.warnings:
-            self.add("", f"Warning: {prose(safe(warning))}")
+            self.add("", f"Warning: {prose(clean(warning))}")
         for skipped in self.report.rules.skipped:
-            self.add("", f"Skipped a site rule: {prose(safe(skipped))}")
+            self.add("", f"Skipped a site rule: {prose(clean(skipped))}")
 
 
 def prose_url(url: str) -> str:

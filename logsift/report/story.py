@@ -21,7 +21,7 @@ from logsift.report.common import RenderOptions, clip, fields_for
 from logsift.report.document import Report
 from logsift.report.terminal import blocks, context_command
 from logsift.rules import Rule
-from logsift.sanitize import safe
+from logsift.sanitize import clean, clean_block
 
 CONTEXT_BEFORE = 3  # lines shown around an evidence line, from the event it belongs to
 CONTEXT_AFTER = 3
@@ -113,7 +113,7 @@ class Group:
     def exit(self) -> str:
         run = self.run
         parts = [part for part in (run.exit, f"result {run.result}" if run.result else None) if part]
-        return safe(", ".join(parts))
+        return clean(", ".join(parts))
 
     @property
     def reloads(self) -> int:
@@ -174,11 +174,11 @@ class Chapter:
 
     @property
     def unit(self) -> str:
-        return safe(self.incident.unit or "(unit unknown)")
+        return clean(self.incident.unit or "(unit unknown)")
 
     @property
     def host(self) -> str | None:
-        return safe(self.incident.host) if self.incident.host else None
+        return clean(self.incident.host) if self.incident.host else None
 
     @property
     def failed(self) -> int:
@@ -219,11 +219,11 @@ def story(report: Report, options: RenderOptions) -> Story:
     hosts_of: dict[int, tuple[str, ...]] = {}
     for block in blocks(report):
         if len(block.incidents) > 1:
-            hosts = tuple(safe(incident.host or "?") for incident in block.incidents)
+            hosts = tuple(clean(incident.host or "?") for incident in block.incidents)
             root = block.first.root_cause
-            fleets.append((safe(block.first.unit or "(unit unknown)"), root.rule_id if root else "?", hosts))
+            fleets.append((clean(block.first.unit or "(unit unknown)"), root.rule_id if root else "?", hosts))
             for incident in block.incidents:
-                hosts_of[id(incident)] = tuple(host for host in hosts if host != safe(incident.host or "?"))
+                hosts_of[id(incident)] = tuple(host for host in hosts if host != clean(incident.host or "?"))
     for number, incident in enumerate(report.incidents, 1):
         chapters.append(_chapter(report, options, number, incident, told, hosts_of.get(id(incident), ())))
     in_chapters = {(incident.host, incident.unit) for incident in report.incidents}
@@ -294,7 +294,7 @@ def _cause(report: Report, finding: Finding, unit: str | None) -> Cause:
     described = report.describe(finding, unit)
     rule = report.rules.by_id.get(finding.rule_id)
     if rule is None:
-        title: Spans = ((False, safe(str(described["title"]))),)
+        title: Spans = ((False, clean(str(described["title"]))),)
         explanation: tuple[Spans, ...] = ()
         remediation: tuple[Spans, ...] = ()
         avoid: tuple[Spans, ...] = ()
@@ -318,7 +318,7 @@ def spans(rule: Rule, template: str, values: dict[str, str]) -> Spans:
     for index, part in enumerate(parts):
         if not part:
             continue
-        text = safe(rule.render(part, values))
+        text = clean(rule.render(part, values), lines=True)
         code = index % 2 == 1
         found.append((code, text if code else _flat(text)))
     return tuple(found)
@@ -336,31 +336,34 @@ def _flat(text: str) -> str:
 
 def _window(finding: Finding) -> tuple[Line, ...]:
     """The evidence line and the lines around it, from the event it was found in."""
-    lines: list[Line] = []
+    numbered: list[tuple[int, int, str]] = []
     for record in finding.event.records:
         for offset, text in enumerate(record.message.split("\n")):
             line = record.line + offset if record.lines > 1 else record.line
-            shown = record.entry if record.entry is not None else line
-            lines.append(Line(shown, clip(safe(text).rstrip(), MAX_CONTEXT_TEXT), line == finding.line))
+            numbered.append((record.entry if record.entry is not None else line, line, text))
+    # Cleaned together: a secret over several lines (a PEM key) is hidden on each of them.
+    texts = clean_block([text for _, _, text in numbered])
+    lines = [Line(shown, clip(text.rstrip(), MAX_CONTEXT_TEXT), line == finding.line)
+             for (shown, line, _), text in zip(numbered, texts, strict=True)]
     at = next((index for index, line in enumerate(lines) if line.evidence), None)
     if at is None:
-        return (Line(finding.number, clip(safe(finding.text), MAX_CONTEXT_TEXT), True),)
+        return (Line(finding.number, clip(clean(finding.text), MAX_CONTEXT_TEXT), True),)
     # The same input line may be one of several lines of a record: mark only the first.
     marked = [Line(line.number, line.text, index == at) for index, line in enumerate(lines)]
     return tuple(marked[max(0, at - CONTEXT_BEFORE): at + CONTEXT_AFTER + 1])
 
 
 def _context_lines(finding: Finding) -> tuple[Line, ...]:
-    return tuple(Line(line, clip(safe(text), MAX_CONTEXT_TEXT)) for line, text in finding.context)
+    return tuple(Line(line, clip(clean(text), MAX_CONTEXT_TEXT)) for line, text in finding.context)
 
 
 def _where(finding: Finding) -> str:
     record = finding.record
     parts = []
     if record.identifier:
-        parts.append(safe(f"{record.identifier}[{record.pid}]" if record.pid is not None else record.identifier))
+        parts.append(clean(f"{record.identifier}[{record.pid}]" if record.pid is not None else record.identifier))
     if record.invocation:
-        parts.append(f"invocation {safe(record.invocation)}")
+        parts.append(f"invocation {clean(record.invocation)}")
     return ", ".join(parts)
 
 
@@ -411,8 +414,8 @@ def _symptoms(report: Report, incident: Incident) -> tuple[Symptom, ...]:
     symptoms = []
     for rule_id, (finding, runs, count, run) in entries.items():
         described = report.describe(finding, incident.unit)
-        symptoms.append(Symptom(rule_id, safe(str(described["title"])), tuple(runs), count, finding.number,
-                                clip(safe(finding.text), MAX_CONTEXT_TEXT), _reason(report, finding, run)))
+        symptoms.append(Symptom(rule_id, clean(str(described["title"])), tuple(runs), count, finding.number,
+                                clip(clean(finding.text), MAX_CONTEXT_TEXT), _reason(report, finding, run)))
     return tuple(symptoms)
 
 
