@@ -126,18 +126,18 @@ def measure_all(units_count: int, pids_count: int, regex_count: int, repeat: int
 
 
 def render(command: str, rows: list[tuple[str, Timing, Timing]], repeat: int) -> str:
-    from bench.run import machine, rss
+    from bench.run import machine
 
     info = machine()
     out = [f"Measured {info['date']} with `{command}` on {info['cpus']}, Python {info['python']}; logsift "
-           f"{info['logsift']}; median of {repeat} whole-process runs. Inputs: `python bench/hostile.py --write "
+           f"{info['commit']} ({info['versions']}); load {info['load']}; median of {repeat} whole-process runs. Inputs: `python bench/hostile.py --write "
            "NAME N` (the docstring of bench/hostile.py says what each is).", "",
            "| input | command | wall s | CPU s | peak RSS MiB | yardstick (same run) | its wall s | its CPU s | "
            "CPU ÷ yardstick | result |",
            "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |"]
     for label, timing, yardstick in rows:
         ratio = timing.cpu / yardstick.cpu if yardstick.cpu else float("nan")
-        out.append(f"| {label} | `{timing.command}` | {timing.wall:.2f} | {timing.cpu:.2f} | {rss(timing.peak_rss_kb)} "
+        out.append(f"| {label} | `{timing.command}` | {timing.wall:.2f} | {timing.cpu:.2f} | {(timing.peak_rss_kb or 0) / 1024:.1f} "
                    f"| {yardstick.name}: `{yardstick.command}` | {yardstick.wall:.2f} | {yardstick.cpu:.2f} | "
                    f"{ratio:.2f} | {_summary(timing)} |")
     return "\n".join(out) + "\n"

@@ -153,3 +153,24 @@ def test_bench_run_end_to_end(tmp_path: Path) -> None:
     updated = benchmarks.read_text()
     assert updated.startswith("intro\n") and "PREVIOUS-TABLES" not in updated and "kept" in updated
     assert "| bar |" in updated.split(bench_run.END)[0]
+
+
+def test_hostile_inputs_are_what_bench_hostile_says() -> None:
+    from bench import hostile
+
+    units = list(hostile.units(3))
+    assert len(units) == 6 and "Started u2.service - U2." in units[4] and "u2.service: Deactivated" in units[5]
+    assert len(set(hostile.runs(3))) == 2 and len(list(hostile.runs(3))) == 6
+    pids = list(hostile.pids(4))
+    assert len(pids) == 12 and pids[0].endswith("Traceback (most recent call last):") and "python[1003]" in pids[3]
+    assert len({line.split(":")[2] for line in hostile.pids(4, one=True)}) == 1  # one process
+    assert all(line.endswith("a" * 5000 + "!") for line in hostile.hostile(2))
+
+
+def test_bench_hostile_end_to_end_on_tiny_inputs(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, str(BENCH / "hostile.py"), "--units", "50", "--pids", "5", "--regex", "2",
+                             "--runs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert len(table) == 5 and "50 units" in table[2] and "50 units" in table[2].split("|")[-2]
+    assert "2 regex timeouts" in table[4]

@@ -111,6 +111,9 @@ class Diagnoser:
         self.host_units: dict[str | None, dict[str, None]] = {}
         self.identifier_units: dict[tuple[str | None, str], dict[str, None]] = {}
         self.word_units: dict[tuple[str | None, str], dict[str, None]] = {}
+        # Services not yet in word_units: indexed when a process first needs a unit by its name
+        # (a flood of timer and transient units that never log costs no word index).
+        self.unindexed: dict[str | None, list[str]] = {}
         self.open_units: dict[str | None, dict[str, None]] = {}
         self.started_units: dict[str | None, OrderedDict[str, None]] = {}
         self.host_events: list[Matched] = []  # kernel lines on a host that runs named units
@@ -225,6 +228,7 @@ class Diagnoser:
             found = [unit for unit in logged if identifier in (latest(unit).identifiers or ())]  # type: ignore[union-attr]
             if not found:
                 named: dict[str, None] = {}
+                self._index_words(host)
                 for word in _words(identifier) - _GENERIC:
                     named.update(self.word_units.get((host, word), {}))
                 found = [unit for unit in named if latest(unit) is not None]
@@ -258,6 +262,11 @@ class Diagnoser:
             return
         self.host_units.setdefault(host, {})[unit] = None
         if unit.endswith(".service"):
+            self.unindexed.setdefault(host, []).append(unit)
+
+    def _index_words(self, host: str | None) -> None:
+        """The words of the names of the host's services registered since the last call."""
+        for unit in self.unindexed.pop(host, ()):
             for word in set(_SEPARATORS.split(unit.removesuffix(".service").lower())):
                 if word:
                     self.word_units.setdefault((host, word), {})[unit] = None
@@ -493,14 +502,14 @@ class Diagnoser:
 
     def _build(self, run: _Run) -> Run:
         outcome = self._outcome(run)
-        root = self.choose_root(run.findings, run.ready) if outcome == "failed" else None
+        root = self.choose_root(run.findings, run.ready) if outcome == "failed" and run.findings else None
         if root is not None:
             root = self._enrich(root, run.facts)
         # Other findings are symptoms; another rank repeating the root cause is not news.
         symptoms = tuple(
             f for f in run.findings
             if f.severity >= Severity.WARNING and (root is None or f.rule_id != root.rule_id)
-        )
+        ) if run.findings else ()
         return Run(
             host=run.host,
             unit=run.unit,
@@ -525,6 +534,9 @@ class Diagnoser:
     def _facts(self, run: _Run) -> tuple[RunFact, ...]:
         """In the order facts.toml defines them (a fact with a key after its base name), so
         that runs line up when a report compares them."""
+        if not run.observed:
+            return ()
+
         def order(name: str) -> tuple[int, str]:
             base = name.split(".", 1)[0]
             return (self.fact_order.get(base, len(self.fact_order)), name)
