@@ -123,13 +123,24 @@ def detection(head: bytes) -> Detection:
         line = lines[index]
         if line.strip() and not line.startswith(b"-- "):
             noise.append(index + 1)
-        found = _structured(b"\n".join(lines[index + 1:]).lstrip(b"\r\n"))
-        if found is not None:
+        rest = b"\n".join(lines[index + 1:]).lstrip(b"\r\n")
+        found = _structured(rest)
+        if found is not None and _journal_stream(found, rest):
             return Detection(found, tuple(noise), index + 1, bom)
     for name, test in DETECTORS:
         if name == "binary" and test(sample):
             return Detection("binary")
     return Detection("text", bom=bom)
+
+
+def _journal_stream(found: str, sample: bytes) -> bool:
+    """Whether what follows leading noise is the journal's own output, not an application's
+    JSON that a text log prints (a pretty-printed config after "Running with config:"): its
+    first record names one of the journal's fields."""
+    if found in ("export", "verbose"):
+        return True  # their detectors already ask for journal fields or journalctl's header
+    first = sample[:SNIFF].split(b"\n}", 1)[0] if found == "json-pretty" else sample.split(b"\n", 1)[0]
+    return any(key in first for key in _JOURNAL_KEYS)
 
 
 def _structured(sample: bytes) -> str | None:
