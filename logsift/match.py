@@ -119,13 +119,14 @@ class Matcher:
         self.prefilter: Prefilter = build_prefilter(entries(rules, near), engine,
                                                     cache_dir() if cache is CACHE else cache)
         self.budget = RegexBudget()
+        self.prefilter.budget = self.budget
 
     @property
     def timeouts(self) -> int:
         return self.budget.timeouts
 
     def scan(self, records: Sequence[Record]) -> list[frozenset[int]]:
-        return self.prefilter.scan([record.message for record in records])
+        return self.prefilter.scan([record.message for record in records], [record.line for record in records])
 
     def annotate(self, records: Iterable[Record], batch: int = 2048) -> Iterator[tuple[Record, frozenset[int]]]:
         """Pair each record with its hits, scanning `batch` records at a time."""
@@ -318,12 +319,14 @@ def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
     found: list[Entry] = []
     literals: set[str] = set()
     for number, rule in enumerate(rules.rules):
-        found.extend(Entry(2 * number, pattern, pattern.literals) for pattern in rule.matches)
-        found.extend(Entry(2 * number + 1, pattern, pattern.literals) for pattern in rule.context)
+        found.extend(Entry(2 * number, pattern, pattern.literals, (rule.id, pattern.line), f"{rule.path}:{pattern.line}")
+                     for pattern in rule.matches)
+        found.extend(Entry(2 * number + 1, pattern, pattern.literals, (rule.id, pattern.line),
+                           f"{rule.path}:{pattern.line}") for pattern in rule.context)
         literals.update(literal for pattern in rule.matches for literal in pattern.literals)
     base = 2 * len(rules.rules)
-    found.extend(Entry(base + number, fact.pattern, fact.pattern.literals)
-                 for number, fact in enumerate(rules.facts) if fact.pattern is not None)
+    found.extend(Entry(base + number, fact.pattern, fact.pattern.literals, (f"fact {fact.name}", fact.line),
+                       f"{fact.path}:{fact.line}") for number, fact in enumerate(rules.facts) if fact.pattern is not None)
     found.extend(Entry(MARKER, None, (marker,)) for marker in MARKERS)
     if near:
         found.extend(Entry(NEAR, None, (literal,)) for literal in sorted(literals))

@@ -92,7 +92,7 @@ class _Skipping:
 
     def found(self, record: Record, ids: Sequence[int]) -> None:
         self._record = record
-        self._hits = self._prefilter.confirm(record.message, ids) if ids else EMPTY
+        self._hits = self._prefilter.confirm(record.message, ids, record.line) if ids else EMPTY
 
     def hits(self, record: Record) -> frozenset[int] | None:
         """The hits of `record` when a reader already told them (`found`), else None."""

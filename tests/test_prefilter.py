@@ -15,7 +15,7 @@ import pytest
 
 from logsift.match import MARKER, Matcher, entries
 from logsift.rules import load_rules
-from logsift.rules.prefilter import AhoCorasickPrefilter, FindPrefilter, HyperscanPrefilter, build_prefilter
+from logsift.rules.prefilter import AhoCorasickPrefilter, Entry, FindPrefilter, HyperscanPrefilter, build_prefilter
 from tests.helpers import FIXTURES, SHARED
 
 RULES = load_rules()
@@ -108,3 +108,29 @@ def test_the_compiled_database_is_cached_and_reused(tmp_path: Path) -> None:
 def test_auto_picks_the_fastest_engine_installed() -> None:
     expected = {"hyperscan": HyperscanPrefilter, "ahocorasick": AhoCorasickPrefilter, "find": FindPrefilter}[ENGINES[0]]
     assert isinstance(build_prefilter(ENTRIES), expected)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_line_with_thousands_of_matches_has_the_same_hits(engine: str) -> None:
+    """Hostile lines (`a` x 5000 against a literal `aaa`) would report a match per byte: the
+    block is scanned again line by line and such a line is a candidate for every entry whose
+    literal it holds; what is confirmed is the same as for any block."""
+    hostile = [*ENTRIES, Entry(10_000, None, ("aaa",))]
+    messages = [*LINES[:300], "a" * 5000 + "!", *LINES[300:600], "error " * 3000, "a" * 3, "x" * 10]
+    expected = [set(hits) for hits in FindPrefilter(hostile).scan(messages)]
+    assert expected[300] == {10_000} and expected[-2] == {10_000} and expected[-1] == set()
+    assert [set(hits) for hits in build_prefilter(hostile, engine).scan(messages)] == expected
+
+
+def test_confirming_counts_in_the_run_budget_and_stops_at_suspension() -> None:
+    from logsift.match import RegexBudget
+    from logsift.rules.pattern import compile_pattern
+
+    slow = compile_pattern("(a+)+$", ["aaa"], "site/slow.toml", 0, 7)
+    prefilter = FindPrefilter([Entry(0, slow, ("aaa",), ("site.slow", 7), "site/slow.toml:7")])
+    budget = RegexBudget()
+    prefilter.budget = budget
+    hits = prefilter.scan(["a" * 5000 + "!"] * 6, list(range(1, 7)))
+    assert hits == [frozenset()] * 6
+    assert budget.timeouts == 3 and ("site.slow", 7) in budget.suspended and budget.first[("site.slow", 7)] == 1
+    assert budget.skipped == 3  # the three lines after the suspension are not searched

@@ -21,10 +21,11 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from logsift.cache import make_cache
 from logsift.rules.pattern import Pattern
@@ -36,6 +37,21 @@ REGEX_TIMEOUT = 0.25  # seconds per line: a pathological regex must not stall th
 DATABASE_FORMAT = 1  # bump when the translation or the database layout changes
 # Line starts with the ids of the entries that may match on that line.
 Candidates = list[tuple[int, list[int]]]
+# Matches an engine may report for a block before it is scanned again line by line: hyperscan
+# reports every end of every match, so a hostile line (`a` x 5000 against a site rule's `(a+)+`)
+# would cost a Python call per byte. A line past LINE_HITS is a candidate for every entry one of
+# whose literals it contains (confirm decides, exactly, as for any candidate).
+HITS_PER_LINE = 16
+HITS_SLACK = 4096
+LINE_HITS = 64
+
+
+class Budget(Protocol):
+    """The run's regex budget (logsift.match.RegexBudget): confirming counts in it too."""
+
+    def allows(self, key: tuple[str, int]) -> bool: ...
+
+    def timed_out(self, key: tuple[str, int], where: str, line: int, seconds: float) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +62,9 @@ class Entry:
     owner: int
     pattern: Pattern | None
     literals: tuple[str, ...]  # lowercase; any match contains one of them
+    # The regex's name in the run's regex budget, and where it is written (None: not budgeted).
+    key: tuple[str, int] | None = None
+    where: str = ""
 
 
 class Prefilter:
@@ -56,17 +75,23 @@ class Prefilter:
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = tuple(entries)
         self.timeouts = 0
+        # With a budget, a regex that times out is counted there and suspended like the matcher's
+        # own searches, so a catastrophic site rule costs a few timeouts per run, not one a line.
+        self.budget: Budget | None = None
+        self._by_literal: dict[bytes, list[int]] | None = None
 
     def candidates(self, block: bytes) -> Candidates:
         """Starts of the lines of `block` (LF-separated) that may matter, ascending, each with
         the ids of the entries that may match there."""
         raise NotImplementedError
 
-    def confirm(self, message: str, ids: Iterable[int]) -> frozenset[int]:
-        """The owners of those entries that really match `message` (one line at a time)."""
+    def confirm(self, message: str, ids: Iterable[int], line: int = 0) -> frozenset[int]:
+        """The owners of those entries that really match `message` (one line at a time);
+        `line`: the input line it starts on, for the budget's report."""
         owners: set[int] = set()
         lowered: str | None = None
         lines: list[str] | None = None
+        budget = self.budget
         for index in ids:
             entry = self.entries[index]
             if entry.owner in owners:
@@ -78,22 +103,44 @@ class Prefilter:
             if entry.pattern is None:
                 owners.add(entry.owner)
                 continue
+            key = entry.key if budget is not None else None
+            if key is not None and not budget.allows(key):  # type: ignore[union-attr]
+                continue  # suspended for the run: the matcher skips it too
             if lines is None:
                 lines = message.split("\n") if "\n" in message else [message]
             search = entry.pattern.compiled.search
-            for line in lines:
+            for offset, text in enumerate(lines):
+                if offset and key is not None and not budget.allows(key):  # type: ignore[union-attr]
+                    break  # suspended on an earlier line of this message
+                started = time.perf_counter()
                 try:
-                    found = search(line, timeout=REGEX_TIMEOUT) is not None
+                    found = search(text, timeout=REGEX_TIMEOUT) is not None
                 except TimeoutError:
                     self.timeouts += 1
-                    found = True  # the matcher will try it again, and count it
+                    if key is None:
+                        found = True  # the matcher will try it again, and count it
+                    else:
+                        # Counted once, here: the line is missed, as the budget's warning says.
+                        budget.timed_out(key, entry.where, line + offset, time.perf_counter() - started)  # type: ignore[union-attr]
+                        continue
                 if found:
                     owners.add(entry.owner)
                     break
         return frozenset(owners) if owners else EMPTY
 
-    def scan(self, messages: Sequence[str]) -> list[frozenset[int]]:
-        """For each message, the owners that really match it."""
+    def by_literals(self, line: bytes) -> list[int]:
+        """The entries one of whose literals occurs in `line` (a superset of those that match)."""
+        if self._by_literal is None:
+            self._by_literal = {}
+            for index, entry in enumerate(self.entries):
+                for literal in entry.literals:
+                    self._by_literal.setdefault(literal.encode("utf-8"), []).append(index)
+        lowered = line.lower()
+        return sorted({index for literal, indexes in self._by_literal.items() if literal in lowered for index in indexes})
+
+    def scan(self, messages: Sequence[str], lines: Sequence[int] | None = None) -> list[frozenset[int]]:
+        """For each message, the owners that really match it; `lines`: the input line each
+        starts on (for the regex budget's report)."""
         result = [EMPTY] * len(messages)
         if not messages:
             return result
@@ -113,7 +160,7 @@ class Prefilter:
         for start, ids in found:
             by_message.setdefault(bisect_right(starts, start) - 1, set()).update(ids)
         for index, message_ids in by_message.items():
-            result[index] = self.confirm(messages[index], sorted(message_ids))
+            result[index] = self.confirm(messages[index], sorted(message_ids), lines[index] if lines is not None else 0)
         return result
 
     def hits(self, message: str) -> frozenset[int]:
@@ -217,15 +264,57 @@ class HyperscanPrefilter(Prefilter):
     def candidates(self, block: bytes) -> Candidates:
         found: list[tuple[int, int]] = []
         append = found.append
+        limit = HITS_SLACK
+        counted = False
 
-        def on_match(index: int, start: int, end: int, flags: int, context: object) -> None:
+        def on_match(index: int, start: int, end: int, flags: int, context: object) -> bool:
+            nonlocal limit, counted
             append((end, index))
+            if len(found) <= limit:
+                return False
+            if not counted:  # only a block with many matches has its lines counted
+                counted = True
+                limit = HITS_PER_LINE * (block.count(b"\n") + 1) + HITS_SLACK
+            return len(found) > limit  # True stops the scan
 
-        self.database.scan(block, match_event_handler=on_match, scratch=self.scratch)
+        try:
+            self.database.scan(block, match_event_handler=on_match, scratch=self.scratch)
+        except self._hyperscan.ScanTerminated:
+            return self._line_by_line(block)
         if not found:
             return []
         found.sort()
         return _lines_of(block, found)
+
+    def _line_by_line(self, block: bytes) -> Candidates:
+        """`candidates` for a block with thousands of matches a line: each line scanned on its
+        own, and a line that still reports more than LINE_HITS matches is a candidate for every
+        entry whose literal it contains."""
+        result: Candidates = []
+        ids: set[int] = set()
+        hits = 0
+
+        def on_match(index: int, start: int, end: int, flags: int, context: object) -> bool:
+            nonlocal hits
+            ids.add(index)
+            hits += 1
+            return hits > LINE_HITS
+
+        start = 0
+        for line in block.split(b"\n"):
+            if not line:
+                start += 1
+                continue
+            ids.clear()
+            hits = 0
+            try:
+                self.database.scan(line, match_event_handler=on_match, scratch=self.scratch)
+            except self._hyperscan.ScanTerminated:
+                ids.update(self.by_literals(line))
+            if ids:
+                result.append((start, sorted(ids)))
+            start += len(line) + 1
+        return result
 
 
 KEEP_DATABASES = 20  # rule libraries since edited, site rules: the cache stays bounded
