@@ -367,14 +367,26 @@ def _where(finding: Finding) -> str:
     return ", ".join(parts)
 
 
+def _shown(fact: RunFact) -> RunFact:
+    """A fact as the reports show it: its value and label (which may hold a key from the log,
+    an Environment= name) through the sanitiser."""
+    return replace(fact, label=clean(fact.label), value=clean(fact.value))
+
+
+def _change_shown(change: Change) -> Change:
+    return replace(change, label=clean(change.label), after=clean(change.after), fact=_shown(change.fact),
+                   before=clean(change.before) if change.before is not None else None)
+
+
 def _changes(incident: Incident, groups: tuple[Group, ...]) -> Changes:
-    found = changes(incident.runs)
+    # Values compared raw (a control byte is a difference too), shown cleaned.
+    found = tuple(_change_shown(change) for change in changes(incident.runs))
     names = {change.name for change in found}
     order: dict[str, tuple[int, str]] = {}
     for run in incident.runs:
         for fact in run.facts:
             order.setdefault(fact.name, (len(order), fact.label))
-    columns = tuple((name, order[name][1]) for name in sorted(names, key=lambda name: order[name][0]))
+    columns = tuple((name, clean(order[name][1])) for name in sorted(names, key=lambda name: order[name][0]))
     by_run = {(change.run, change.name): change for change in found}
     rows = []
     for group in groups:
@@ -386,16 +398,16 @@ def _changes(incident: Incident, groups: tuple[Group, ...]) -> Changes:
             if shown is None:
                 cells.append(Cell(None))
             elif change is None:
-                cells.append(Cell(shown.value))
+                cells.append(Cell(clean(shown.value)))
             else:
-                cells.append(Cell(change.after if shown.kind == "arguments" else shown.value,
+                cells.append(Cell(change.after if shown.kind == "arguments" else clean(shown.value),
                                   "new" if change.appeared else "changed", change.before))
         rows.append((group, tuple(cells)))
     same: dict[str, RunFact] = {}
     for run in incident.runs:
         for name, fact in first_values(run).items():
-            if name not in names:
-                same.setdefault(name, fact)
+            if name not in names and name not in same:
+                same[name] = _shown(fact)
     reloads = tuple(number for number, run in enumerate(incident.runs, 1) if run.reload is not None)
     return Changes(columns, tuple(rows), found, tuple(same.values()), reloads)
 
