@@ -8,6 +8,7 @@ so `logsift --help` imports none of them and stays fast.
 from __future__ import annotations
 
 import difflib
+import gc
 import importlib
 import os
 import sys
@@ -144,5 +145,14 @@ def run(argv: list[str] | None = None) -> int:
         return 2
 
 
+# The cycle collector's passes over what a run keeps (a run per unit, the records of open
+# events) cost a fifth to a third of a unit flood's time, and a run makes next to no reference
+# cycles (about 500 objects collected over 100,000 units): the young generation is collected
+# every 200,000 allocations instead of every 700, which still bounds what cycles can hold.
+GC_THRESHOLD = (200_000, 10, 10)
+
+
 def entry() -> None:
+    """The `logsift` command (a process of its own: the collector's settings are its own too)."""
+    gc.set_threshold(*GC_THRESHOLD)
     sys.exit(run())
