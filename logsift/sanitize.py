@@ -31,8 +31,10 @@ from typing import Any, Sequence
 
 # CSI (colours, cursor movement), OSC (titles, hyperlinks) and two-character ESC sequences.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-# Remnants left when a paste dropped the ESC byte: "[36m(RayWorker pid=1)[0m".
-_ANSI_REMNANT = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m(?=\S|$)")
+# Remnants left when a paste dropped the ESC byte: "[36m(RayWorker pid=1)[0m". Digits required:
+# a bare "[m" is far more often text ("pip install 'logsift[ml]'") than a reset that lost its ESC.
+# Not before "]": "[5m]" is five minutes.
+_ANSI_REMNANT = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m(?!\])")
 
 # Unicode's control (Cc), format (Cf), surrogate (Cs) and line/paragraph separator (Zl, Zp)
 # characters; tests/test_sanitize.py checks this list against unicodedata.

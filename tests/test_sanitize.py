@@ -179,3 +179,18 @@ def test_multi_line_secrets_are_redacted_line_by_line_and_whole(output: str, nam
             code, out, _ = _run(output, text)
         assert code in (0, 1)
         assert [piece for piece in pieces if piece in out] == [], out[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("\x1b[36m(RayWorkerWrapper pid=4009)\x1b[0m RuntimeError", "(RayWorkerWrapper pid=4009) RuntimeError"),
+        ("[36m(RayWorkerWrapper pid=4009)[0m RuntimeError", "(RayWorkerWrapper pid=4009) RuntimeError"),
+        # brackets that merely end in "m" are text, not a colour that lost its ESC
+        ("pip install 'logsift[ml]'", "pip install 'logsift[ml]'"),
+        ("x[m]", "x[m]"),
+        ("retry in [5m]", "retry in [5m]"),
+    ],
+)
+def test_escape_sequences_and_their_paste_remnants_go_text_stays(text: str, shown: str) -> None:
+    assert sanitize.clean(text) == shown
