@@ -46,3 +46,19 @@ class OutputError(LogsiftError):
 
 class ModelUnavailable(LogsiftError):
     """The learned fallback was asked for but cannot run (scikit-learn missing, no model)."""
+
+
+class SinkError(LogsiftError):
+    """A sink (webhook, Alertmanager) did not take a state change. `retry`: whether sending it
+    again may work (the sink is down, or overloaded), or not (it refused the change as invalid)."""
+
+    def __init__(self, message: str, where: str | None = None, retry: bool = True) -> None:
+        super().__init__(message, where)
+        self.retry = retry
+
+
+class SinkClosed(SinkError):
+    """The sink went away for good (the reader of stdout exited, as `| head` does): stop."""
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message, where, retry=False)

@@ -163,6 +163,23 @@ class Grouper:
             self._close(key)
         yield from self._release()
 
+    def close_quiet(self, last_line: int) -> Iterator[GroupedEvent]:
+        """Follow mode: close the open events that got no line after input line `last_line`
+        (the caller knows which lines arrived longer ago than its idle timeout, in wall time), so
+        that a traceback is diagnosed without waiting for the next line of the journal."""
+        for key, opened in list(self.open.items()):
+            if opened.last_index <= last_line:
+                self._close(key)
+        yield from self._release()
+
+    def close_streams(self, keys: Iterable[tuple[object, ...]]) -> Iterator[GroupedEvent]:
+        """Follow mode: close the open events of these streams now (their process has exited:
+        nothing more will continue them)."""
+        for key in keys:
+            if key in self.open:
+                self._close(key)
+        yield from self._release()
+
     # -- shapes -------------------------------------------------------------------------
 
     def _starts(self, record: Record, message: str, hits: frozenset[int]) -> str | None:

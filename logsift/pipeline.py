@@ -162,6 +162,22 @@ class Pipeline:
             yield self._finish(grouped)
         counts.lines = max(counts.lines, skipping.lines)
 
+    def step(self, records: Sequence[Record]) -> list[Matched]:
+        """Follow mode: the records that arrived together in, the events they closed out
+        (matched, in order of their first line). Never waits for more input."""
+        if not records:
+            return []
+        matched: list[Matched] = []
+        for record, hits in zip(records, self.matcher.scan(records), strict=True):
+            self.counts.see(record)
+            for grouped in self.grouper.feed(record, hits):
+                matched.append(self._finish(grouped))
+        return matched
+
+    def close(self, events: Iterable[GroupedEvent]) -> list[Matched]:
+        """Follow mode: match the events that the grouper let go of (quiet, or flushed)."""
+        return [self._finish(grouped) for grouped in events]
+
     def analyze(self, records: Iterable[Record]) -> Analysis:
         diagnoser = Diagnoser(self.rules)
         for matched in self.events(records):

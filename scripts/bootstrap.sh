@@ -5,7 +5,8 @@
 #
 #   scripts/bootstrap.sh demo   # run logsift: no system packages beyond python3-venv
 #   scripts/bootstrap.sh test   # the test suite: journal tools, libsystemd for systemd-python,
-#                               # Chromium and chromedriver for the HTML report
+#                               # Chromium and chromedriver for the HTML report, Alertmanager and
+#                               # Prometheus (started by the tests, on loopback)
 set -eu
 profile=${1:-demo}
 cd "$(dirname "$0")/.."
@@ -13,8 +14,8 @@ PYTHON=${PYTHON:-python3}
 
 case "$profile" in
   demo) apt_packages=""; extras="fast" ;;
-  test) apt_packages="systemd-journal-remote libsystemd-dev pkg-config gcc chromium chromium-driver"
-        extras="dev,fast,portable,journal,ml" ;;
+  test) apt_packages="systemd-journal-remote libsystemd-dev pkg-config gcc chromium chromium-driver prometheus prometheus-alertmanager"
+        extras="dev,fast,portable,journal,ml,watch" ;;
   *) echo "bootstrap: unknown profile '$profile' (demo or test)" >&2; exit 2 ;;
 esac
 

@@ -174,3 +174,28 @@ def test_bench_hostile_end_to_end_on_tiny_inputs(tmp_path: Path) -> None:
     table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
     assert len(table) == 5 and "50 units" in table[2] and "50 units" in table[2].split("|")[-2]
     assert "2 regex timeouts" in table[4]
+
+
+def test_watch_benchmarks_run_end_to_end(tmp_path: Path) -> None:
+    """bench/watch.py on a tiny scale: a few incidents through a live journal, a few minutes of
+    journal through the soak; the tables come out (the real numbers are in BENCHMARKS.md)."""
+    from tests.journal_tools import have_journal_remote
+
+    if not have_journal_remote():
+        pytest.skip("needs systemd-journal-remote (make test installs it)")
+    raw = tmp_path / "raw.json"
+    result = subprocess.run([sys.executable, str(BENCH / "watch.py"), "latency", "soak", "--incidents", "3",
+                             "--pause", "0.02", "--hours", "0.01", "--json", str(raw)],
+                            capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "p99 ms" in result.stdout and "RSS MiB" in result.stdout
+    import json
+
+    data = json.loads(raw.read_text())
+    assert data["latency"]["alerted"] == 3 and len(data["latency"]["journalctl"]) == 3
+    assert data["soak"]["lines"] == 36_000 and data["soak"]["injected"] >= 1
+    # Sampled a twelfth of the way at a time even on a small input, each sample once the watch had
+    # read what was written, the last at the end of the input.
+    samples = data["soak"]["samples"]
+    assert len(samples) == 12 and [read for read, _, _ in samples] == list(range(3000, 36_001, 3000))
+    assert all(kib for _, _, kib in samples)

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "train": "logsift.cli.train:train",
     "schema": "logsift.cli.schema:schema_command",
     "completion": "logsift.cli.completion:completion",
+    "watch": "logsift.cli.watch:watch",
 }
 
 
@@ -92,6 +93,7 @@ _SUMMARIES = {
     "train": "Train and cache the model that names failures no rule matches.",
     "schema": "Print the JSON Schema of `-o json` (the contract, version 1).",
     "completion": "Print the shell completion script: logsift completion bash|zsh|fish.",
+    "watch": "Follow the journal and alert once per incident (the sidecar): sinks, metrics, resume.",
 }
 
 

@@ -31,6 +31,7 @@ OUTPUTS = ("html", "json", "markdown", "table", "terminal")
 FAIL_ON = ("warning", "error", "critical")
 F = TypeVar("F", bound=Callable[..., Any])
 _BOOT_VALUE = re.compile(r"^(?:[0-9a-fA-F]{32})?(?:[+-]?\d+)?$")
+_GLUED_FORMAT = re.compile(r"^(?:-f=?|--follow=)([a-z]+)$")
 PROGRESS_MIN = 32 << 20  # inputs at least this large show a progress bar (on a terminal)
 WIDTH = 100  # when stdout is not a terminal and COLUMNS is not set
 
@@ -77,6 +78,10 @@ class TriageCommand(click.Command):
             if arg == "--":
                 fixed.extend(args[index:])
                 break
+            glued = _GLUED_FORMAT.match(arg)
+            if glued is not None and glued.group(1) in OUTPUTS:
+                # `-fjson`, `-f=json`, `--follow=json`: -f once meant --format.
+                raise UsageError(f"-f is --follow now; for the report format use -o/--output {glued.group(1)}")
             if arg in ("-b", "--boot"):
                 following = args[index + 1] if index + 1 < len(args) else ""
                 taken = bool(following) and _BOOT_VALUE.match(following) is not None
@@ -97,7 +102,8 @@ def output_option(function: F) -> F:
 @click.command(cls=TriageCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @output_option
-@click.option("-f", "--follow", is_flag=True, help="Follow the input as it grows (see `logsift watch`).")
+@click.option("-f", "--follow", is_flag=True, help="Follow the input as it grows, printing each incident as it "
+              "opens, changes and resolves (stdin, one FILE, or the journal; see `logsift watch`).")
 @click.option("-i", "--input-format", default="auto", show_default=True, metavar="NAME",
               help="Input format (journalctl -o name: short, short-iso, cat, json, export, ...); auto-detected.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
@@ -130,11 +136,14 @@ def triage(files: tuple[str, ...], output: str, follow: bool, input_format: str,
       logsift -u sglang-k26 -b          (the live journal)
       logsift -D /srv/journals -u sglang-k26 --since -2h
     """
-    if follow:
-        raise UsageError("-f/--follow is not available yet; -f no longer means --format: use -o/--output FORMAT")
     if utc:
         os.environ["TZ"] = "UTC"  # --since/--until and printed times in UTC, as journalctl --utc
         _tzset()
+    if follow:
+        from logsift.cli.watch import follow as follow_input
+
+        return follow_input(files, journal, output, input_format, journal_reader, pattern_dirs, use_model, fail_on,
+                            use_color(color) if output == "terminal" else False, _width(), utc, quiet)
     journal_files = journal.pop("journal_files")
     directory = journal.pop("directory")
     source = _source(files, journal_files, directory)

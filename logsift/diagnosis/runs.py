@@ -18,7 +18,7 @@ from itertools import islice
 from typing import Any, Iterable, Sequence
 
 from logsift.diagnosis import lifecycle
-from logsift.diagnosis.host import FailedRuns, Span
+from logsift.diagnosis.host import HOST_EVENT_WINDOW, FailedRuns, Span
 from logsift.diagnosis.lifecycle import Lifecycle
 from logsift.match import Fact, Matched
 from logsift.records import Finding, Incident, Record, Run, RunFact, Severity
@@ -32,6 +32,8 @@ RELOAD_WINDOW = timedelta(hours=1)
 # (Environment= lines), so that memory stays bounded whatever a run prints.
 MAX_FACT_VALUES = 4
 MAX_FACTS = 64
+FINDINGS_KEPT = 500  # per run in follow mode (Diagnoser.forget)
+LINGER = timedelta(minutes=5)  # follow mode: a unit whose runs all ended is kept this long (forget)
 
 
 @dataclass(slots=True)
@@ -61,6 +63,7 @@ class _Run:
     pids: set[int] | None = None
     identifiers: set[str] | None = None
     opened_by: str = "implicit"  # or the lifecycle line that opened it: "starting", "started"
+    first_cursor: str | None = None  # the journal cursor of the line that opened it (follow mode)
 
     def touch(self, record: Record) -> None:
         self.last_line = max(self.last_line, record.line + record.lines - 1)
@@ -79,6 +82,23 @@ class Noted:
     unit: str | None
     count: int
     last_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Follow mode: one run as it stands now, and what a restart would need to rebuild it.
+
+    `closed`: systemd ended it (failed, stopped, restart scheduled) or a later run began;
+    `explicit`: systemd said it failed (an exit status, "Failed with result"), as opposed to a
+    fatal finding in a run that may still be running; `replay`: the input line, journal cursor
+    and time of the first line that what is still undecided about the run depends on (None when
+    nothing is: the run is closed, or came up and logged nothing since).
+    """
+
+    run: Run
+    closed: bool
+    explicit: bool
+    replay: tuple[int, str, datetime | None] | None
 
 
 @dataclass(frozen=True)
@@ -122,6 +142,7 @@ class Diagnoser:
         self.noted: dict[tuple[str | None, str | None, str], list[Any]] = {}
         self.reloads: dict[str | None, Record] = {}  # host -> its latest "Reloading."
         self.fact_order = {name: index for index, name in enumerate(rules.fact_labels)}
+        self.changed: set[UnitKey] = set()  # units whose runs changed since take_changed()
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -168,6 +189,7 @@ class Diagnoser:
         self._attach(run, matched)
 
     def _attach(self, run: _Run, matched: Matched) -> None:
+        self.changed.add((run.host, run.unit))
         for finding in matched.findings:
             rule = self.rules.by_id.get(finding.rule_id)
             if rule is not None and rule.signal == "ready":
@@ -297,9 +319,11 @@ class Diagnoser:
                 last.invocation = last.invocation or record.invocation
                 return last
             last.closed = True
-        run = _Run(host=host, unit=unit, first_line=record.line, invocation=record.invocation)
+        run = _Run(host=host, unit=unit, first_line=record.line, invocation=record.invocation,
+                   first_cursor=record.cursor)
         runs.append(run)
         self._started(host, unit)
+        self.changed.add(key)
         return run
 
     def _lifecycle(self, record: Record, parsed: Lifecycle, matched: Matched) -> None:
@@ -320,6 +344,7 @@ class Diagnoser:
         runs = self.runs.setdefault(key, [])
         if key not in self.order:
             self._register(key)
+        self.changed.add(key)
         last = runs[-1] if runs else None
         what = parsed.what
         if what in ("starting", "started"):
@@ -334,13 +359,14 @@ class Diagnoser:
                 reload = self._reload_before(host, last, record)
                 self._forget_quiet(runs)
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
-                            invocation=record.invocation, opened_by=what, reload=reload)
+                            invocation=record.invocation, opened_by=what, reload=reload,
+                            first_cursor=record.cursor)
                 runs.append(last)
                 self._started(host, unit)
             last.touch(record)
             return
         if last is None:  # the input starts after the run began
-            last = _Run(host=host, unit=unit, first_line=record.line, started=None)
+            last = _Run(host=host, unit=unit, first_line=record.line, started=None, first_cursor=record.cursor)
             runs.append(last)
             self._started(host, unit)
         last.touch(record)
@@ -427,17 +453,20 @@ class Diagnoser:
 
     # -- results ---------------------------------------------------------------------------
 
-    def _place_host_events(self) -> None:
-        """Give each kernel event to the run that failed right after it on the same host, or, when
-        none did, to the host itself (an Xid or OOM kill that took no unit down is still news)."""
-        if not self.host_events:
-            return
-        failed = FailedRuns(
+    def _failed_runs(self) -> FailedRuns[_Run]:
+        return FailedRuns(
             (host, Span(run.first_line, run.last_line, run.ended or run.last_time, order), run)
             for order, ((host, unit), run) in enumerate(
                 (key, run) for key, runs in self.runs.items() for run in runs)
             if unit is not None and run.explicit_failure
         )
+
+    def _place_host_events(self) -> None:
+        """Give each kernel event to the run that failed right after it on the same host, or, when
+        none did, to the host itself (an Xid or OOM kill that took no unit down is still news)."""
+        if not self.host_events:
+            return
+        failed = self._failed_runs()
         targets: dict[int, _Run] = {}
         for matched in self.host_events:
             record = matched.event.event.first
@@ -451,6 +480,143 @@ class Diagnoser:
         for target in targets.values():
             target.findings.sort(key=lambda finding: finding.line)
         self.host_events = []
+
+    # -- follow mode: results as they stand, without rebuilding everything ---------------------
+
+    def take_changed(self) -> set[UnitKey]:
+        """The units whose runs changed since the last call."""
+        changed, self.changed = self.changed, set()
+        return changed
+
+    def progress(self, key: UnitKey) -> list[Progress]:
+        """The runs of one unit as they stand now, oldest first."""
+        result: list[Progress] = []
+        runs = self.runs.get(key, [])
+        last = runs[-1] if runs and all(run.closed for run in runs) else None
+        for run in runs:
+            replay: tuple[int, str, datetime | None] | None = None
+            if run.closed and run is last and run.first_cursor is not None and run.explicit_failure:
+                # A failed run of a unit that lingers (`forget`): a restart reads it again, so
+                # that systemd's last words about it join it then too.
+                replay = (run.first_line, run.first_cursor, run.started or run.last_time)
+            elif not run.closed and run.first_cursor is not None:
+                if run.ready is None and (run.findings or run.facts or run.observed or run.failure):
+                    first_seen = run.findings[0].event.first.timestamp if run.findings else None
+                    replay = (run.first_line, run.first_cursor, run.started or first_seen)
+                elif run.ready is not None:
+                    # Came up: only what it logged since then can still decide how it ends.
+                    ready_line = run.ready.line
+                    after = [f for f in run.findings if f.line > ready_line and f.event.first.cursor]
+                    if run.failure is not None and run.failure.line > ready_line and run.failure.event.first.cursor:
+                        after.append(run.failure)
+                        after.sort(key=lambda finding: finding.line)
+                    if after:
+                        first = after[0].event.first
+                        replay = (first.line, first.cursor or "", first.timestamp)
+            result.append(Progress(self._build(run), run.closed, run.explicit_failure, replay))
+        return result
+
+    def pending_host_events(self) -> list[Matched]:
+        return list(self.host_events)
+
+    def place_host_events(self, latest: datetime | None) -> None:
+        """Follow mode: give each kernel event to the run that failed after it, as `finish` does,
+        once that is decided: a run has failed after it, or HOST_EVENT_WINDOW has passed (in log
+        time, up to `latest`) and it becomes an incident of the host itself."""
+        if not self.host_events:
+            return
+        failed = self._failed_runs()
+        waiting: list[Matched] = []
+        targets: dict[int, _Run] = {}
+        for matched in self.host_events:
+            record = matched.event.event.first
+            target = failed.taken_down_by(record.host, record.line, record.timestamp)
+            if target is None:
+                stamp = record.timestamp
+                if latest is None or stamp is None or latest - stamp <= HOST_EVENT_WINDOW:
+                    waiting.append(matched)
+                    continue
+                target = self._run_for(record.host, None, record)
+                for item in matched.event.event.records:
+                    target.touch(item)
+            self._attach(target, matched)
+            targets[id(target)] = target
+        for target in targets.values():
+            target.findings.sort(key=lambda finding: finding.line)
+        self.host_events = waiting
+
+    def resume(self, host: str | None, unit: str | None, started: datetime | None, invocation: str | None,
+               observed_start: bool) -> None:
+        """Follow mode, after a restart: the run a unit was in, known only by how it began (its
+        lines are not read again: nothing in them was still undecided). Lines read from here on
+        join it, as they would have joined it before the restart."""
+        key = (host, unit)
+        if key not in self.order:
+            self._register(key)
+        self.runs.setdefault(key, []).append(
+            _Run(host=host, unit=unit, first_line=0, started=started, invocation=invocation,
+                 opened_by="started" if observed_start else "implicit"))
+        self._started(host, unit)
+
+    def forget(self, key: UnitKey, keep: int = 2, latest: datetime | None = None) -> bool:
+        """Follow mode: drop all but the last `keep` runs of a unit once they have been reported,
+        so that memory stays flat over a crash loop of days (two are kept: a new run is told to
+        resolve an incident or not by the run before it), and the unit itself once all its runs
+        ended `LINGER` before `latest` (units come and go: one scope per ssh session). True when
+        the unit lingers: all its runs ended, but systemd's last words about them may still come
+        ("Failed to start X." after "Failed with result", "Scheduled restart job" after
+        RestartSec), and batch mode gives them to the run they are about, not to a new one."""
+        runs = self.runs.get(key)
+        for run in runs or ():
+            # A service that runs for weeks and warns now and then: its first findings (how it
+            # came up) and its latest (what a failure would follow) are what can still matter.
+            if len(run.findings) > FINDINGS_KEPT:
+                del run.findings[FINDINGS_KEPT // 10:len(run.findings) - FINDINGS_KEPT + FINDINGS_KEPT // 10]
+            if len(run.facts) > FINDINGS_KEPT:
+                del run.facts[FINDINGS_KEPT // 10:len(run.facts) - FINDINGS_KEPT + FINDINGS_KEPT // 10]
+        if not runs:
+            return False
+        lingers = False
+        if all(run.closed for run in runs):
+            ended = runs[-1].last_time
+            lingers = latest is not None and ended is not None and latest - ended < LINGER
+        if all(run.closed for run in runs) and not lingers:
+            # Every run of it has ended and been reported (an ssh session's scope, a timer's
+            # service): nothing of it can change any more. A unit that starts again is met anew.
+            drop = len(runs)
+            del self.runs[key]
+            self._unregister(key)
+        elif len(runs) > keep:
+            drop = len(runs) - keep
+        else:
+            return lingers
+        kept = set().union(*(run.identifiers or () for run in runs[drop:]))
+        for run in runs[:drop]:
+            for pid in run.pids or ():
+                if self.pid_units.get((run.host, pid)) == run.unit:
+                    del self.pid_units[(run.host, pid)]
+            for identifier in (run.identifiers or set()) - kept:
+                _discard(self.identifier_units, (run.host, identifier), run.unit)
+        del runs[:drop]
+        return lingers
+
+    def _unregister(self, key: UnitKey) -> None:
+        """A unit forgotten: out of the order and of every index `_register` and `_started` put it in."""
+        self.order.pop(key, None)
+        host, unit = key
+        for description in [name for name, named in self.descriptions.items() if name[0] == host and named == unit]:
+            del self.descriptions[description]
+        if unit is None:
+            return
+        _discard(self.host_units, host, unit)
+        _discard(self.open_units, host, unit)
+        _discard(self.started_units, host, unit)
+        waiting = self.unindexed.get(host)
+        if waiting is not None and unit in waiting:
+            waiting.remove(unit)
+        for word in set(_SEPARATORS.split(unit.removesuffix(".service").lower())):
+            if word:
+                _discard(self.word_units, (host, word), unit)
 
     def finish(self) -> Diagnosis:
         self._place_host_events()
@@ -614,6 +780,15 @@ _GENERIC = {"python", "python3", "java", "node", "bash", "sh", "env", "uv", "con
 
 
 _SEPARATORS = re.compile(r"[-_.@\d]+")  # between the words of unit names and identifiers
+
+
+def _discard(index: dict[Any, Any], key: Any, unit: str | None) -> None:
+    """Take `unit` out of one entry of an index (a dict of units per key), and the entry once empty."""
+    units = index.get(key)
+    if units is not None and unit is not None:
+        units.pop(unit, None)
+        if not units:
+            del index[key]
 
 
 def _words(identifier: str) -> set[str]:

@@ -16,9 +16,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO, Iterator, cast
+from typing import Any, BinaryIO, Callable, Iterator, cast
 
 from logsift.exceptions import InputError
 from logsift.read.export import ExportReader, sequence_number
@@ -121,3 +122,119 @@ def _child(argv: list[str], selection: Selection, source: str, problems: ReadPro
             message = " ".join(errors.read(4096).decode("utf-8", "replace").split()) or f"exit status {status}"
             hint = " (a damaged or cut journal file? check it: journalctl --file PATH --verify)" if selection.files else ""
             raise InputError(f"journalctl failed: {message}{hint}", source)
+
+
+# -- follow mode --------------------------------------------------------------------------
+
+_ROTATION_CHECK = 1.0  # seconds between checks that a --file was replaced (rotated)
+_RESYNC = 5.0  # seconds of silence after which a child following files is started again (see _Rotation)
+
+
+def follow_command(selection: Selection, start: str, cursor: str | None, journalctl: str = "journalctl") -> list[str]:
+    """`journalctl --follow -o export` for a start: head, tail, since, cursor (inclusive), after."""
+    argv = command(Selection(selection.files, selection.directory, selection.units, boot=selection.boot), journalctl)
+    argv.append("--follow")
+    if (selection.files or selection.directory) and selection.boot is None:
+        # --follow alone implies the latest boot in the files (systemd 252: a file of other
+        # boots, or an empty one, gives "No such boot ID"); --merge reads them all.
+        argv.append("--merge")
+    # --follow alone shows only the last 10 entries before following, whatever the start.
+    if start == "cursor" and cursor:
+        argv += [f"--cursor={cursor}", "--lines=all"]
+    elif start == "after" and cursor:
+        argv += [f"--after-cursor={cursor}", "--lines=all"]
+    elif start == "since" and selection.since_usec is not None:
+        argv += [f"--since=@{selection.since_usec / 1e6:.6f}", "--lines=all"]
+    elif start == "tail":
+        argv.append("--lines=0")
+    else:
+        argv.append("--lines=all")
+    return argv
+
+
+def follow_journalctl(selection: Selection, problems: ReadProblems | None, start: str, cursor: str | None = None,
+                      stop: Any = None, on_idle: Callable[[], None] = lambda: None) -> Iterator[Record]:
+    """Follow mode without systemd-python: records from a `journalctl --follow -o export` child,
+    `start` and `cursor` as for `native.follow_journal`; `on_idle` is called each time the child
+    has nothing more for now. journalctl does not notice that a `--file` it follows was replaced
+    by a new file (rotated): then the child is restarted after the last entry read."""
+    from logsift.read.live import LiveStream
+
+    problems = problems if problems is not None else ReadProblems()
+    program = find_journalctl()
+    if program is None:
+        raise InputError("cannot follow the journal: neither systemd-python nor journalctl is installed")
+    source = selection.source
+    if not selection.files and not selection.directory and not _local_journal_files():
+        raise InputError(NO_JOURNAL)  # journalctl --follow would wait for ever
+    line = 1
+    last = cursor
+    while stop is None or not stop.is_set():
+        watcher = _Rotation(selection, stop)
+        with tempfile.TemporaryFile() as errors:
+            child = subprocess.Popen(follow_command(selection, start, last, program), stdout=subprocess.PIPE,
+                                     stderr=errors, stdin=subprocess.DEVNULL, env={**os.environ, "SYSTEMD_COLORS": "0"})
+            assert child.stdout is not None
+            try:
+                stream = LiveStream(child.stdout.fileno(), watcher.idle(on_idle), watcher.check)
+                for record in ExportReader(source, problems).read(cast(BinaryIO, stream)):
+                    last = record.cursor or last
+                    yield replace(record, line=line, entry=sequence_number(record.fields or {}))
+                    line += record.lines
+            finally:
+                if child.poll() is None:
+                    child.kill()
+                status = child.wait()
+                child.stdout.close()
+            if watcher.rotated:
+                start = "after" if last else start
+                continue
+            # Stopped, or killed by the stop signal along with us (systemd signals the whole cgroup).
+            if stop is not None and (stop.is_set() or (status < 0 and stop.wait(1.0))):
+                return
+            errors.seek(0)
+            message = " ".join(errors.read(4096).decode("utf-8", "replace").split()) or f"exit status {status}"
+            raise InputError(f"journalctl --follow ended: {message}", source)
+
+
+class _Rotation:
+    """Tells a live stream to end (so that the child is started again after the last entry read)
+    when the followed --file or --directory files changed (rotated, vacuumed), and after
+    `_RESYNC` seconds of silence: `journalctl --follow` learns of new entries in a file from
+    inotify, and one written while it was starting is seen only at the next write, which in a
+    journal nobody writes to any more never comes. Never for the live journal (journald writes on)."""
+
+    def __init__(self, selection: Selection, stop: Any) -> None:
+        from logsift.read.live import journal_set
+
+        self.selection = selection
+        self.stop = stop
+        self.files = journal_set(selection.files, selection.directory)
+        self.checked = self.quiet_since = time.monotonic()
+        self.rotated = False
+
+    def idle(self, on_idle: Callable[[], None]) -> Callable[[], None]:
+        def told() -> None:
+            self.quiet_since = time.monotonic()
+            on_idle()
+
+        return told
+
+    def check(self) -> bool:
+        from logsift.read.live import journal_set, replaced
+
+        if self.stop is not None and self.stop.is_set():
+            return False
+        selection = self.selection
+        if not (selection.files or selection.directory):
+            return True
+        now = time.monotonic()
+        if now - self.checked >= _ROTATION_CHECK:
+            self.checked = now
+            if replaced(self.files, journal_set(selection.files, selection.directory)):
+                self.rotated = True
+                return False
+        if now - self.quiet_since >= _RESYNC:
+            self.rotated = True
+            return False
+        return True

@@ -330,3 +330,84 @@ def _fields(raw: dict[str, Any]) -> dict[str, str]:
         data = value[0] if isinstance(value, list) else value
         fields[name] = data[:FIELD_CAP].decode("utf-8", "replace")
     return fields
+
+
+# -- follow mode --------------------------------------------------------------------------
+
+WAIT_USEC = 250_000  # how long one wait for the journal to grow lasts (stop and rotation checks)
+_ROTATION_CHECK = 1.0  # seconds between checks that a --file was replaced (rotated)
+
+
+def follow_journal(selection: Selection, problems: ReadProblems | None, start: str, cursor: str | None = None,
+                   stop: Any = None) -> Iterator[Record | None]:
+    """Follow mode: records as the journal grows, and None each time it is caught up.
+
+    `start`: "head" (every entry), "tail" (new entries only), "since" (`selection.since_usec`),
+    "cursor" (from `cursor`, inclusive: a restart reading again) or "after" (after `cursor`).
+    The live journal survives rotation and vacuuming by itself (sd-journal watches its
+    directories); `--file` and `--directory` name files, so when those change (a file replaced by
+    a new one under its name, a new file in the directory, one deleted) the journal is reopened
+    after the cursor of the last entry read. `stop`: a threading.Event.
+    """
+    import time
+
+    from logsift.read.live import journal_set, replaced
+
+    problems = problems if problems is not None else ReadProblems()
+    journal, current = _open_following(selection, start, cursor)
+    files = journal_set(selection.files, selection.directory)
+    last_cursor = cursor if start in ("cursor", "after") else None
+    checked = time.monotonic()
+    line = 1
+    source = selection.source
+    try:
+        while stop is None or not stop.is_set():
+            if current or journal._next():
+                current = False
+                record = _record(journal, journal._get_all(), journal._get_realtime(), source, line, problems)
+                if record is not None:
+                    last_cursor = record.cursor
+                    yield record
+                    line += record.lines
+                continue
+            yield None
+            journal.wait(WAIT_USEC)
+            if (selection.files or selection.directory) and time.monotonic() - checked >= _ROTATION_CHECK:
+                checked = time.monotonic()
+                now = journal_set(selection.files, selection.directory)
+                if replaced(files, now):
+                    journal.close()
+                    journal, current = _open_following(selection, "after" if last_cursor else "head", last_cursor)
+                    files = now
+    finally:
+        journal.close()
+
+
+def _open_following(selection: Selection, start: str, cursor: str | None) -> tuple[Any, bool]:
+    """The journal, positioned for `start`; True when it stands on an entry still to be read."""
+    journal = open_journal(selection)
+    if not selection.files and not selection.directory and not (journal.has_persistent_files() or journal.has_runtime_files()):
+        journal.close()
+        raise InputError(NO_JOURNAL)
+    journal.data_threshold = MESSAGE_CAP + 1
+    plain = Selection(selection.files, selection.directory, selection.units, boot=selection.boot)
+    if not _apply(journal, plain):
+        raise InputError("no unit matches the -u given", selection.source)
+    if start in ("cursor", "after") and cursor:
+        try:
+            journal.seek_cursor(cursor)
+        except (OSError, ValueError):
+            raise InputError(f"invalid cursor {cursor!r}", selection.source) from None
+        # seek_cursor stands next to where the entry is, or was if it is gone: step onto it, and
+        # read it unless it is the one read last time.
+        if journal._next():
+            return journal, not (start == "after" and journal.test_cursor(cursor))
+        return journal, False
+    if start == "since" and selection.since_usec is not None:
+        journal.seek_realtime(selection.since_usec)
+    elif start == "tail":
+        journal.seek_tail()
+        journal._previous()
+    else:
+        journal.seek_head()
+    return journal, False

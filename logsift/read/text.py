@@ -113,11 +113,19 @@ class TextReader:
         return self.read_batches(_batches(lines, BATCH), first_line)
 
     def read_batches(self, batches: Iterable[list[str]], first_line: int = 1) -> Iterator[Record]:
-        """Records from lines, every line parsed."""
+        """Records from lines, every line parsed. An empty batch says that the input went quiet
+        (follow mode): the entry held back for its continuation lines is yielded."""
         pending: Record | None = None
         continuation: list[str] = []
         number = first_line - 1
         for batch in batches:
+            if not batch:
+                # Follow mode: the input went quiet. An entry held back for continuation lines
+                # that may never come is let go (a continuation after this reads as its own line).
+                if pending is not None:
+                    yield self._finish(pending, continuation)
+                    pending, continuation = None, []
+                continue
             for raw in batch:
                 number += 1
                 line = strip_ansi(raw) if "\x1b" in raw else raw
