@@ -9,6 +9,7 @@ the characters around the match: the rule regexes see decoded text, the engines 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,9 +79,10 @@ def test_hits_are_exact_whatever_the_engine(engine: str) -> None:
     assert [set(hits) for hits in prefilter.scan(texts)] == TRUTH
 
 
-@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
-def test_hyperscan_skips_lines_that_only_share_a_word_with_a_rule() -> None:
-    """The point of matching the regexes themselves: near misses are not candidates at all."""
+@pytest.mark.parametrize("engine", ENGINES)
+def test_lines_that_only_share_a_word_with_a_rule_are_skipped(engine: str) -> None:
+    """The point of matching the regexes themselves: near misses are not candidates at all,
+    whatever the engine (the literal engines confirm their lines with the byte expressions)."""
     near_misses = [
         "INFO: 200 OK GET /v1/error-budget",
         "retrying after failed health check (attempt 1/3), next in 5s",
@@ -88,8 +90,36 @@ def test_hyperscan_skips_lines_that_only_share_a_word_with_a_rule() -> None:
         "nccl info channel 00/24 : 0 1",
     ]
     data = "\n".join(near_misses).encode()
-    assert HyperscanPrefilter(ENTRIES).candidates(data) == []
-    assert FindPrefilter(ENTRIES).candidates(data) != []  # literals alone do let them through
+    assert build_prefilter(ENTRIES, engine).candidates(data) == []
+    literal_hits = FindPrefilter(ENTRIES)._ends(data.lower())
+    assert literal_hits != []  # the literals alone would let them through
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
+@pytest.mark.parametrize("narrower", ["re2", "regex"])
+def test_the_literal_engines_parse_the_lines_hyperscan_parses(narrower: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same candidate lines as the regex database, with RE2 and without it."""
+    if narrower == "regex":
+        monkeypatch.setitem(sys.modules, "re2", None)
+    elif importlib.util.find_spec("re2") is None:
+        pytest.skip("google-re2 is not installed")
+    data = "\n".join(LINES + VARIANTS).encode("utf-8", "surrogatepass")
+    expected = [start for start, _ in HyperscanPrefilter(ENTRIES).candidates(data)]
+    for engine in ENGINES[1:]:
+        assert [start for start, _ in build_prefilter(ENTRIES, engine).candidates(data)] == expected, engine
+
+
+@pytest.mark.skipif("ahocorasick" not in ENGINES, reason="ahocorasick-rs is not installed")
+def test_the_translated_expressions_are_cached_and_reused(tmp_path: Path) -> None:
+    data = "\n".join(LINES[:2000]).encode("utf-8", "surrogatepass")
+    first = AhoCorasickPrefilter(ENTRIES, tmp_path).candidates(data)
+    cached = list(tmp_path.glob("expressions-*.json"))
+    assert len(cached) == 1
+    stamp = cached[0].stat().st_mtime_ns
+    assert AhoCorasickPrefilter(ENTRIES, tmp_path).candidates(data) == first
+    assert cached[0].stat().st_mtime_ns == stamp
+    cached[0].write_text("not json")  # damaged: translated again, never an error
+    assert AhoCorasickPrefilter(ENTRIES, tmp_path).candidates(data) == first
 
 
 @pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")

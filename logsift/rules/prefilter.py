@@ -12,13 +12,17 @@ the markers (literals that grouping needs) that occur in it. Engines, chosen aut
   that only share a word with a rule ("error" in a request log) are not candidates at all.
   The compiled database is kept in the user cache, keyed by the rule library's digest.
 - `ahocorasick` (ahocorasick-rs, wheels for Arm and musl too): the literals each regex
-  requires, in one automaton over the lowercased block; a line with a literal is a candidate.
+  requires, in one automaton over the lowercased block; a line with a literal is a candidate
+  for the regexes that require it, and stays one only when their byte expressions (the ones
+  hyperscan scans for) match it: one google-re2 `Set` search of the line where google-re2 is
+  installed, else the `regex` module. So the lines parsed are those of the hyperscan engine.
 - `find`: the same literals with `bytes.find`, one pass each, when neither is installed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import time
@@ -234,15 +238,7 @@ class HyperscanPrefilter(Prefilter):
         return expressions, flags
 
     def _digest(self) -> str:
-        """Names the database without compiling it: what the entries are, and the code and
-        library version that turn them into a database."""
-        version = getattr(self._hyperscan, "__version__", "")
-        hasher = hashlib.sha256(f"{DATABASE_FORMAT}:{version}:".encode())
-        hasher.update(Path(translate.__code__.co_filename).read_bytes())
-        for entry in self.entries:
-            source = entry.pattern.source if entry.pattern is not None else ""
-            hasher.update(f"{entry.owner}\0{source}\0{chr(1).join(entry.literals)}\n".encode("utf-8", "surrogatepass"))
-        return hasher.hexdigest()[:24]
+        return _digest(self.entries, getattr(self._hyperscan, "__version__", ""))
 
     def _load(self, path: Path) -> Any:
         try:
@@ -320,8 +316,19 @@ class HyperscanPrefilter(Prefilter):
 KEEP_DATABASES = 20  # rule libraries since edited, site rules: the cache stays bounded
 
 
-def _prune(directory: Path) -> None:
-    found = sorted(directory.glob("scan-*.hsdb"), key=lambda path: path.stat().st_mtime, reverse=True)
+def _digest(entries: Sequence[Entry], version: str) -> str:
+    """Names what is made from the entries without making it: what the entries are, and the
+    code and library version that turn them into a database (or expressions)."""
+    hasher = hashlib.sha256(f"{DATABASE_FORMAT}:{version}:".encode())
+    hasher.update(Path(translate.__code__.co_filename).read_bytes())
+    for entry in entries:
+        source = entry.pattern.source if entry.pattern is not None else ""
+        hasher.update(f"{entry.owner}\0{source}\0{chr(1).join(entry.literals)}\n".encode("utf-8", "surrogatepass"))
+    return hasher.hexdigest()[:24]
+
+
+def _prune(directory: Path, pattern: str = "scan-*.hsdb") -> None:
+    found = sorted(directory.glob(pattern), key=lambda path: path.stat().st_mtime, reverse=True)
     for stale in found[KEEP_DATABASES:]:
         stale.unlink(missing_ok=True)
 
@@ -334,7 +341,15 @@ def _hex(literal: str) -> bytes:
 
 
 class _LiteralPrefilter(Prefilter):
-    def __init__(self, entries: Sequence[Entry]) -> None:
+    """A line is a candidate for an entry when it holds one of the entry's literals and the
+    entry's byte expression (the one hyperscan would scan for, logsift.rules.translate) matches
+    the raw line: healthy lines that only share a word with a rule ("error" in a request log)
+    are dropped here, before anything is decoded or parsed, so the candidates are those of the
+    hyperscan engine. The expressions are searched with one google-re2 `Set` (linear time, a
+    few microseconds a line), else each with the `regex` module (with a timeout); either is
+    made when a block first has a literal hit, so start-up translates and compiles nothing."""
+
+    def __init__(self, entries: Sequence[Entry], cache: Path | None = None) -> None:
         super().__init__(entries)
         owners: dict[bytes, list[int]] = {}
         for index, entry in enumerate(self.entries):
@@ -342,6 +357,8 @@ class _LiteralPrefilter(Prefilter):
                 owners.setdefault(literal.encode("utf-8"), []).append(index)
         self.literals = sorted(owners)
         self.owners = [owners[literal] for literal in self.literals]
+        self._cache = cache
+        self._narrow: Callable[[bytes, list[int]], list[int]] | None = None
 
     def _ends(self, lowered: bytes) -> list[tuple[int, int]]:
         raise NotImplementedError
@@ -351,20 +368,119 @@ class _LiteralPrefilter(Prefilter):
         if not ends:
             return []
         ends.sort()
-        owners = self.owners
-        grouped = _lines_of(block, ends)
-        return [(start, sorted({entry for literal in literals for entry in owners[literal]}))
-                for start, literals in grouped]
+        owners, find = self.owners, block.find
+        narrow = self._narrow or self._narrower()
+        result: Candidates = []
+        for start, literals in _lines_of(block, ends):
+            end = find(b"\n", start)
+            kept = narrow(block[start:end] if end >= 0 else block[start:],
+                          sorted({entry for literal in literals for entry in owners[literal]}))
+            if kept:
+                result.append((start, kept))
+        return result
+
+    def _expressions(self) -> dict[int, bytes]:
+        """Entry id -> its byte expression, for the entries that have one (not markers, not
+        regexes without a translation: their literals stand in for them, as in hyperscan).
+        Kept in the user cache like hyperscan's database: translating costs a few hundred ms."""
+        path = self._cache / f"expressions-{_digest(self.entries, 'text')}.json" if self._cache is not None else None
+        if path is not None:
+            try:
+                stored = json.loads(path.read_text(encoding="ascii"))
+                return {int(index): bytes.fromhex(expression) for index, expression in stored.items()}
+            except (OSError, ValueError, TypeError, AttributeError):
+                pass  # missing or damaged: translate again
+        found: dict[int, bytes] = {}
+        for index, entry in enumerate(self.entries):
+            if entry.pattern is not None:
+                try:
+                    found[index] = translate(entry.pattern.source).expression
+                except Untranslatable:
+                    continue
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".expressions-")
+                with os.fdopen(handle, "w", encoding="ascii") as out:
+                    json.dump({str(index): expression.hex() for index, expression in found.items()}, out)
+                os.replace(temporary, path)
+                _prune(path.parent, "expressions-*.json")
+            except OSError:
+                pass  # an unwritable cache costs the translation next time, nothing else
+        return found
+
+    def _narrower(self) -> Callable[[bytes, list[int]], list[int]]:
+        expressions = self._expressions()
+        try:
+            narrow = self._re2_narrower(expressions)
+        except ImportError:
+            narrow = self._regex_narrower(expressions)
+        self._narrow = narrow
+        return narrow
+
+    def _re2_narrower(self, expressions: dict[int, bytes]) -> Callable[[bytes, list[int]], list[int]]:
+        import re2
+
+        options = re2.Options()
+        options.encoding = re2.Options.Encoding.LATIN1  # bytes, as hyperscan scans them
+        options.never_capture = True
+        options.max_mem = 64 << 20  # room for the DFA of every expression at once
+        matcher = re2.Set.SearchSet(options)
+        ids: list[int] = []
+        for index, expression in expressions.items():
+            try:
+                matcher.Add(expression)
+            except re2.error:
+                continue  # RE2 cannot say it: the literals stand in for it
+            ids.append(index)
+        matcher.Compile()
+        searched = frozenset(ids)
+        match = matcher.Match
+
+        def narrow(line: bytes, candidates: list[int]) -> list[int]:
+            matched = match(line)
+            hit = {ids[number] for number in matched} if matched else set()
+            return [index for index in candidates if index in hit or index not in searched]
+
+        return narrow
+
+    def _regex_narrower(self, expressions: dict[int, bytes]) -> Callable[[bytes, list[int]], list[int]]:
+        import regex
+
+        searches: dict[int, Callable[..., Any]] = {}
+        for index, expression in expressions.items():
+            try:
+                searches[index] = regex.compile(expression).search
+            except regex.error:
+                continue
+
+        def narrow(line: bytes, candidates: list[int]) -> list[int]:
+            kept: list[int] = []
+            for index in candidates:
+                search = searches.get(index)
+                if search is not None:
+                    try:
+                        if search(line, timeout=REGEX_TIMEOUT) is None:
+                            continue
+                    except TimeoutError:
+                        self.timeouts += 1  # kept: the rule's own regex decides, with its timeout
+                kept.append(index)
+            return kept
+
+        return narrow
 
 
 class AhoCorasickPrefilter(_LiteralPrefilter):
     engine = "ahocorasick"
 
-    def __init__(self, entries: Sequence[Entry]) -> None:
+    def __init__(self, entries: Sequence[Entry], cache: Path | None = None) -> None:
         import ahocorasick_rs
 
-        super().__init__(entries)
-        self.automaton = ahocorasick_rs.BytesAhoCorasick(self.literals)
+        super().__init__(entries, cache)
+        # The DFA costs some memory (a few MB for the bundled library's literals) and scans
+        # about twice as fast as the default NFA.
+        self.automaton = ahocorasick_rs.BytesAhoCorasick(self.literals,
+                                                        implementation=ahocorasick_rs.Implementation.DFA)
 
     def _ends(self, lowered: bytes) -> list[tuple[int, int]]:
         return [(end, literal) for literal, _start, end in
@@ -405,8 +521,8 @@ def build_prefilter(entries: Sequence[Entry], engine: str = "auto", cache: Path 
         raise ValueError(f"unknown prefilter engine {engine!r}; known: {', '.join(ENGINES)}")
     makers: dict[str, tuple[str, Callable[[], Prefilter]]] = {
         "hyperscan": ("hyperscan", lambda: HyperscanPrefilter(entries, cache)),
-        "ahocorasick": ("ahocorasick_rs", lambda: AhoCorasickPrefilter(entries)),
-        "find": ("", lambda: FindPrefilter(entries)),
+        "ahocorasick": ("ahocorasick_rs", lambda: AhoCorasickPrefilter(entries, cache)),
+        "find": ("", lambda: FindPrefilter(entries, cache)),
     }
     order = ["hyperscan", "ahocorasick", "find"] if engine == "auto" else [engine]
     for name in order:
