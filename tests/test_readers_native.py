@@ -240,3 +240,41 @@ def test_unit_selection_keeps_the_kernel_lines_that_killed_it(xid_journal: Path,
     assert incident["unit"] == "x.service" and incident["root_cause"]["class"] == "gpu.xid"
     _, other = report("--journal-reader", backend, "--file", str(xid_journal), "-u", "y")
     assert other["incidents"] == []  # the kernel's lines alone are not another unit's incident
+
+
+@pytest.mark.skipif(not have_systemd_python(), reason="needs systemd-python")
+@pytest.mark.parametrize("case", ["seed", "boots", "no-pid"])
+def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str, tmp_path: Path) -> None:
+    """The native reader's skim (MESSAGE only, _PID read only while a process has an open
+    event, PID 1's entries known from the journal's index) changes nothing but speed: on the
+    seed's journal, the three boots with two units, and systemd lines without a _PID."""
+    from logsift.match import Matcher
+    from logsift.pipeline import analyze_source
+    from logsift.read.native import read_journal
+    from logsift.report.document import Report
+    from logsift.rules import load_rules
+
+    if case == "boots":
+        entries = BOOT_ENTRIES
+    else:
+        entries = short_to_entries("\n".join(SEED_LINES))
+        if case == "no-pid":  # as journal-remote receives systemd's lines from some relays
+            entries = [[field for field in fields if field != ("_PID", "1")] for fields in entries]
+    journal = build_journal(entries_export(entries), tmp_path / f"{case}.journal")
+    rules = load_rules()
+    matcher = Matcher(rules)
+    chosen = selection.select(files=[str(journal)])
+
+    def document(skip: bool) -> dict[str, object]:
+        analysis = analyze_source(lambda skipping: read_journal(chosen, skipping=skipping), rules, matcher, skip=skip)
+        result = Report.from_analysis(analysis).to_dict()
+        entries_parsed = result["summary"].pop("entries")  # type: ignore[attr-defined]
+        result["parsed"] = entries_parsed
+        return result
+
+    skimmed, every = document(True), document(False)
+    assert skimmed["parsed"] < every["parsed"]  # it did skim
+    del skimmed["parsed"], every["parsed"]
+    assert skimmed["summary"] == every["summary"]
+    assert skimmed == every
+    assert every["incidents"]

@@ -14,7 +14,8 @@ separator one), so evidence line numbers can be checked there.
 from __future__ import annotations
 
 import fnmatch
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import Any, Iterator
 
 from systemd import _reader  # the low-level reader: no per-field conversion, 2-5x faster
@@ -169,19 +170,25 @@ def _entries(journal: Any, selection: Selection, problems: ReadProblems) -> Iter
 
 
 SKIM_BATCH = 1024  # entries read ahead, scanned at once, then revisited where they matter
+PID1_KEPT = 100_000  # PID 1 entries whose times the skim keeps; past that, every entry's _PID is read
+UNREAD = b"?"  # an entry's _PID not read (yet): not a value _PID can have
 
 
 def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: Skipping) -> Iterator[Record]:
     """The entries that may matter, as records: those whose MESSAGE is a candidate of the
     prefilter, PID 1's (runs), and those of a process with an open event. Entries are read
-    ahead a batch at a time with the binding's low-level calls, MESSAGE and _PID only (no dict
-    of every field); the batch's messages are scanned in one call; then the journal steps back
-    to the entries that matter and makes records of those alone. Every entry still counts in
-    the line numbers, the time window and, when nothing filters the journal, the hosts."""
+    ahead a batch at a time with the binding's low-level calls, MESSAGE only (no dict of every
+    field); the batch's messages are scanned in one call; then the journal steps back to the
+    entries that matter and makes records of those alone. `_PID` costs more than MESSAGE (it
+    is one of the last fields of an entry), so it is read only while a process has an open
+    event; PID 1's entries are known beforehand from the journal's own index (`_pid1_times`).
+    Every entry still counts in the line numbers, the time window and, when nothing filters
+    the journal, the hosts."""
     source = selection.source
     since, until = selection.since_usec, selection.until_usec
     several_boots = len(journal.query_unique("_BOOT_ID")) > 1
-    get, advance = journal._get, journal._next
+    get, advance, realtime_of = journal._get, journal._next, journal._get_realtime
+    pid1 = _pid1_times(selection) if not (selection.units or selection.boot is not None) else None
     line = 1
     first: int | None = None
     boot: bytes | None = None
@@ -190,95 +197,186 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
         more = advance()
     done = not more
     simple = since is None and until is None and not several_boots
+    last: int | None = None  # the time of the last entry read
     if more:
-        first = journal._get_realtime()
+        first = realtime_of()
     while not done:
         messages: list[bytes] = []
+        # each entry's _PID, UNREAD where not read: read ahead only while a process has an
+        # open event, else looked up in _visit where the entry may be PID 1's or an open one's
+        with_pids = pid1 is None or bool(skipping.wanted)
         pids: list[bytes | None] = []
+        maybe_pid1: set[int] = set()  # entries at a time PID 1 logged at: their _PID decides
         lines: list[int] | None = None if simple else []  # each entry's line number, unless counted below
         careful: set[int] = set()  # entries to read in full whatever the scan says
         start_line = line
-        while True:
-            if not simple:
-                if since is not None or until is not None:
-                    realtime = journal._get_realtime()
-                    if until is not None and realtime > until:
-                        done = True
-                        break
-                    if since is not None and realtime < since:
-                        if not advance():
+        if simple and not with_pids:
+            done, last = _read_ahead(journal, messages, careful, maybe_pid1, pid1)
+            pids = [UNREAD] * len(messages)
+        else:
+            while True:
+                if not simple:
+                    if since is not None or until is not None:
+                        realtime = realtime_of()
+                        if until is not None and realtime > until:
                             done = True
                             break
-                        continue
-                if several_boots:
-                    this_boot = _field(get, "_BOOT_ID")
-                    if boot is not None and this_boot != boot:
-                        line += 1  # journalctl prints "-- Boot ... --" here
-                    boot = this_boot
-            try:
-                message = get("MESSAGE")
-                if len(message) > MESSAGE_CAP:
-                    raise KeyError
-            except KeyError:
-                careful.add(len(messages))
-                message = b""
-            try:
-                pid = get("_PID")
-            except KeyError:
-                # systemd without a _PID: its lines about units count as PID 1's
-                pid = b"1" if _field(get, "SYSLOG_IDENTIFIER") == b"systemd" else None
-            pids.append(pid)
-            messages.append(message)
-            if lines is not None:
-                lines.append(line)
-                line += message.count(b"\n") + 1
-            if len(messages) >= SKIM_BATCH:
-                break
-            if not advance():
-                done = True
-                break
+                        if since is not None and realtime < since:
+                            if not advance():
+                                done = True
+                                break
+                            continue
+                    if several_boots:
+                        this_boot = _field(get, "_BOOT_ID")
+                        if boot is not None and this_boot != boot:
+                            line += 1  # journalctl prints "-- Boot ... --" here
+                        boot = this_boot
+                try:
+                    message = get("MESSAGE")
+                    if len(message) > MESSAGE_CAP:
+                        raise KeyError
+                except KeyError:
+                    careful.add(len(messages))
+                    message = b""
+                if with_pids:
+                    pids.append(_pid(get))
+                else:
+                    pids.append(UNREAD)
+                    if pid1 is not None and realtime_of() in pid1:
+                        maybe_pid1.add(len(messages))
+                messages.append(message)
+                if lines is not None:
+                    lines.append(line)
+                    line += message.count(b"\n") + 1
+                if since is not None or until is not None:
+                    last = realtime  # the entry past --until, if any, is not the last one read
+                if len(messages) >= SKIM_BATCH:
+                    last = realtime_of()
+                    break
+                if not advance():
+                    last = realtime_of()  # a failed step stays on the last entry
+                    done = True
+                    break
         if messages:
             joined = b"\n".join(messages)
             if lines is None:
                 line = start_line + _newlines(joined) + 1
-            yield from _visit(journal, joined, messages, pids, lines, start_line, careful, source, problems, skipping)
+            yield from _visit(journal, joined, messages, pids, maybe_pid1, lines, start_line, careful, source, problems,
+                              skipping)
             if not done and not advance():
                 done = True
-    last = journal._get_realtime() if first is not None and journal._previous() else None
     hosts = () if selection.wanted_entries else [value.decode("utf-8", "replace") for value in journal.query_unique("_HOSTNAME")]
     skipping.done(line - 1, journal_time(str(first)) if first is not None else None,
                   journal_time(str(last)) if last is not None else None, hosts, ())
 
 
-def _visit(journal: Any, joined: bytes, messages: list[bytes], pids: list[bytes | None], lines: list[int] | None,
-           start_line: int, careful: set[int], source: str, problems: ReadProblems,
+def _read_ahead(journal: Any, messages: list[bytes], careful: set[int], maybe_pid1: set[int],
+                pid1: set[int] | None) -> tuple[bool, int]:
+    """_skim's read-ahead where nothing but MESSAGE is needed (no time window, one boot, no
+    open event): a batch of messages from the current entry on. Returns whether the journal
+    ended, and the time of the last entry read (the journal stays on it)."""
+    get, advance, realtime_of = journal._get, journal._next, journal._get_realtime
+    append = messages.append
+    done = False
+    for index in range(SKIM_BATCH):
+        try:
+            message = get("MESSAGE")
+        except KeyError:
+            careful.add(index)
+            message = b""
+        else:
+            if len(message) > MESSAGE_CAP:
+                careful.add(index)
+                message = b""
+        if pid1 is not None and realtime_of() in pid1:
+            maybe_pid1.add(index)
+        append(message)
+        if index < SKIM_BATCH - 1 and not advance():
+            done = True  # a failed step stays on the last entry
+            break
+    return done, realtime_of()
+
+
+def _pid1_times(selection: Selection) -> set[int] | None:
+    """The times of the entries that PID 1 logged (or systemd without a _PID), from a second
+    reader of the same files with the journal's match on them (its index, no scan); None when
+    there are too many to keep (then _skim reads every entry's _PID)."""
+    times: set[int] = set()
+    for match in ("_PID=1", "SYSLOG_IDENTIFIER=systemd"):
+        journal = open_journal(selection)
+        try:
+            journal.add_match(match)
+            while journal._next():
+                times.add(journal._get_realtime())
+                if len(times) > PID1_KEPT:
+                    return None
+        finally:
+            journal.close()
+    return times
+
+
+def _pid(get: Any) -> bytes | None:
+    try:
+        pid: bytes = get("_PID")
+    except KeyError:
+        # systemd without a _PID: its lines about units count as PID 1's
+        return b"1" if _field(get, "SYSLOG_IDENTIFIER") == b"systemd" else None
+    return pid
+
+
+def _visit(journal: Any, joined: bytes, messages: list[bytes], pids: list[bytes | None], maybe_pid1: set[int],
+           lines: list[int] | None, start_line: int, careful: set[int], source: str, problems: ReadProblems,
            skipping: Skipping) -> Iterator[Record]:
     """Records of the batch's entries that matter; the journal is at the batch's last entry
-    before and after. `lines`: each entry's line number, or None: counted from `start_line`."""
+    before and after. `lines`: each entry's line number, or None: counted from `start_line`.
+    While no process has an open event, it goes from one entry that matters to the next (those
+    the scan found, PID 1's, the careful ones); while one has, it looks at every entry."""
+    starts = list(accumulate([len(message) + 1 for message in messages], initial=0))
     ids: dict[int, list[int]] = {}
-    starts: list[int] = []
-    offset = 0
-    for message in messages:
-        starts.append(offset)
-        offset += len(message) + 1
     for start, entry_ids in skipping.candidates(joined):
         ids.setdefault(bisect_right(starts, start) - 1, []).extend(entry_ids)
+    chosen = sorted({*ids, *careful, *maybe_pid1, *(index for index, pid in enumerate(pids) if pid == b"1")})
     last = len(messages) - 1
     at = last  # where the journal is
     wanted = skipping.wanted
-    for index, pid in enumerate(pids):
-        if not (index in ids or pid == b"1" or index in careful or (wanted and _open(pid, wanted))):
-            continue
+    get = journal._get
+    counted_at, counted = 0, start_line  # the line number of entry `counted_at` (when `lines` is None)
+    index = 0
+    while index <= last:
+        if not wanted:
+            following = bisect_left(chosen, index)
+            if following == len(chosen):
+                break
+            index = chosen[following]
+        pid = pids[index]
+        if not (index in ids or pid == b"1" or index in careful):
+            if pid is UNREAD:
+                if not (wanted or index in maybe_pid1):
+                    index += 1
+                    continue
+            elif not (wanted and _open(pid, wanted)):
+                index += 1
+                continue
         if index != at:
             moved = journal._previous(at - index) if index < at else journal._next(index - at)
             if not moved:
                 break
             at = index
-        number = lines[index] if lines is not None else start_line + _newlines(joined[: starts[index]])
+        if pid is UNREAD and index not in ids and index not in careful:
+            pid = _pid(get)
+            if not (pid == b"1" or (wanted and _open(pid, wanted))):
+                index += 1
+                continue
+        if lines is not None:
+            number = lines[index]
+        else:
+            counted += _newlines(joined[starts[counted_at] : starts[index]])
+            counted_at, number = index, counted
         record = _record(journal, journal._get_all(), journal._get_realtime(), source, number, problems)
         if record is not None:
             skipping.found(record, ids.get(index, ()))
             yield record
+        index += 1
     if at != last:
         journal._next(last - at)
 
