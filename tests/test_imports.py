@@ -3,6 +3,7 @@ import scikit-learn (1 s, 120 MiB), and a run that finds its model in the cache 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -88,3 +89,41 @@ def test_the_cli_names_every_backend_and_output_without_importing_them() -> None
 
     assert triage.BACKENDS == sources.BACKENDS
     assert tuple(sorted(REGISTRY)) == triage.OUTPUTS
+
+
+_HELP_PROBE = """
+import sys
+from logsift.cli import run
+run(["--help"])
+print(sorted(name for name in sys.modules if name.startswith("logsift.")), file=sys.stderr)
+"""
+
+
+def test_help_imports_no_stage(tmp_path: Path) -> None:
+    """`logsift --help` is click and the command table: no reader, rule library or report."""
+    env = {**os.environ, "LOGSIFT_CACHE_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", _HELP_PROBE], capture_output=True, text=True, env=env, cwd=ROOT,
+                            stdin=subprocess.DEVNULL)
+    loaded = ast.literal_eval(result.stderr.strip().splitlines()[-1])
+    assert [name for name in loaded if name.split(".")[1] in ("read", "rules", "report", "pipeline", "diagnosis")] == []
+
+
+def test_lazy_patterns_compile_on_first_use_and_behave_as_compiled() -> None:
+    import re
+
+    from logsift.lazy import LazyPattern, compile_lazily
+
+    lazy = compile_lazily(r"(?P<word>\w+) (\d+)")
+    assert isinstance(lazy, LazyPattern)
+    with pytest.raises(AttributeError):
+        object.__getattribute__(lazy, "match")  # nothing compiled yet
+    compiled = re.compile(r"(?P<word>\w+) (\d+)")
+    for text in ("port 8000", "no digits", "a 1 b 2"):
+        first, expected = lazy.match(text), compiled.match(text)
+        assert (first and first.groups()) == (expected and expected.groups())
+        assert bool(lazy.search(text)) == bool(compiled.search(text))
+        assert lazy.findall(text) == compiled.findall(text)
+        assert lazy.sub("-", text) == compiled.sub("-", text)
+    assert (lazy.pattern, lazy.groups, lazy.groupindex) == (compiled.pattern, compiled.groups, compiled.groupindex)
+    assert object.__getattribute__(lazy, "match") == compiled.match  # the pattern's own method now
+    assert compile_lazily(b"\\d+").findall(b"a1b22") == [b"1", b"22"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
 
 from logsift.exceptions import LogsiftError
-from logsift.rules import RuleSet, load_rules
+
+if TYPE_CHECKING:  # the rule library is imported when rules are loaded, not for --help
+    from logsift.rules import RuleSet
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,6 +55,8 @@ def use_color(choice: str, stream: Any = None) -> bool:
 
 def rules_from(pattern_dirs: tuple[Path, ...]) -> RuleSet:
     try:
+        from logsift.rules import load_rules
+
         return load_rules(extra=pattern_dirs)
     except LogsiftError:
         raise

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from logsift.lazy import compile_lazily
+
 _LEVEL_WORD = r"(?P<level>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)"
 _LEVELS = {
     "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "V": "debug",
@@ -44,7 +46,7 @@ class Shape:
 
 
 def _shape(name: str, regex: str) -> Shape:
-    return Shape(name, re.compile(regex))
+    return Shape(name, compile_lazily(regex))
 
 
 SHAPES: tuple[Shape, ...] = (
