@@ -17,7 +17,7 @@ from tests.helpers import FIXTURES, SHARED
 RULES = load_rules()
 MATCHER = Matcher(RULES)
 CORPUS = SHARED / "corpus" / "issues" / "cases"
-FILES = sorted(FIXTURES.glob("**/journal.txt")) + sorted(CORPUS.glob("*.log"))
+FILES = sorted(FIXTURES.glob("**/journal.txt")) + sorted(CORPUS.glob("*.log")) + sorted(FIXTURES.glob("**/*.export"))
 
 
 def _document(path: Path, accelerate: bool) -> dict[str, object]:
@@ -54,3 +54,5 @@ def test_the_fast_path_really_skips_lines() -> None:
     fast = _counted_records(seed, accelerate=True)
     assert every == len(seed.read_text().splitlines())
     assert fast < every / 2
+    export = FIXTURES / "seed-incident" / "journal.export"
+    assert _counted_records(export, accelerate=True) < _counted_records(export, accelerate=False) / 2

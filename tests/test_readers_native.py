@@ -242,15 +242,15 @@ def test_unit_selection_keeps_the_kernel_lines_that_killed_it(xid_journal: Path,
     assert other["incidents"] == []  # the kernel's lines alone are not another unit's incident
 
 
-@pytest.mark.skipif(not have_systemd_python(), reason="needs systemd-python")
-@pytest.mark.parametrize("case", ["seed", "boots", "no-pid"])
-def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str, tmp_path: Path) -> None:
-    """The native reader's skim (MESSAGE only, _PID read only while a process has an open
-    event, PID 1's entries known from the journal's index) changes nothing but speed: on the
-    seed's journal, the three boots with two units, and systemd lines without a _PID."""
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ["seed", "boots", "no-pid", "multi-line"])
+def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str, backend: str, tmp_path: Path) -> None:
+    """Both skims change nothing but speed: the native reader's (MESSAGE only, _PID read only
+    while a process has an open event, PID 1's entries known from the journal's index) and the
+    journalctl fallback's (export entries left unparsed): on the seed's journal, the three
+    boots with two units, and systemd lines without a _PID."""
     from logsift.match import Matcher
     from logsift.pipeline import analyze_source
-    from logsift.read.native import read_journal
     from logsift.report.document import Report
     from logsift.rules import load_rules
 
@@ -260,13 +260,19 @@ def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str
         entries = short_to_entries("\n".join(SEED_LINES))
         if case == "no-pid":  # as journal-remote receives systemd's lines from some relays
             entries = [[field for field in fields if field != ("_PID", "1")] for fields in entries]
+        if case == "multi-line":  # each traceback one MESSAGE (binary in export), a kernel line
+            entries = _merged_tracebacks(entries)
+            kernel = [(name, value) for name, value in entries[5] if name.startswith("__") or name == "_BOOT_ID"]
+            entries.insert(6, [*kernel, ("_TRANSPORT", "kernel"), ("SYSLOG_IDENTIFIER", "kernel"),
+                               ("_HOSTNAME", "dflash-train"), ("MESSAGE", "NVRM: loading NVIDIA UNIX x86_64 Kernel Module")])
     journal = build_journal(entries_export(entries), tmp_path / f"{case}.journal")
     rules = load_rules()
     matcher = Matcher(rules)
     chosen = selection.select(files=[str(journal)])
 
     def document(skip: bool) -> dict[str, object]:
-        analysis = analyze_source(lambda skipping: read_journal(chosen, skipping=skipping), rules, matcher, skip=skip)
+        analysis = analyze_source(lambda skipping: sources.journal_records(chosen, ReadProblems(), backend, skipping),
+                                  rules, matcher, skip=skip)
         result = Report.from_analysis(analysis).to_dict()
         entries_parsed = result["summary"].pop("entries")  # type: ignore[attr-defined]
         result["parsed"] = entries_parsed
@@ -278,3 +284,18 @@ def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str
     assert skimmed["summary"] == every["summary"]
     assert skimmed == every
     assert every["incidents"]
+
+
+def _merged_tracebacks(entries: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
+    """Each run of a traceback's lines as one entry whose MESSAGE holds them all."""
+    merged: list[list[tuple[str, str]]] = []
+    for fields in entries:
+        message = dict(fields)["MESSAGE"]
+        previous = dict(merged[-1]) if merged else {}
+        if merged and message.startswith((" ", "\t")) and previous.get("_PID") == dict(fields).get("_PID") \
+                and "Traceback" in previous["MESSAGE"].split("\n", 1)[0]:
+            merged[-1] = [(name, value + "\n" + message if name == "MESSAGE" else value) for name, value in merged[-1]]
+            continue
+        merged.append(fields)
+    assert any("\n" in dict(fields)["MESSAGE"] for fields in merged)
+    return merged

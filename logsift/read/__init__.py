@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Protocol, cast
 
 from logsift.exceptions import InputError
-from logsift.read.export import read_export
+from logsift.read.export_skim import read_export
 from logsift.read.json import garbage, read_json, read_json_pretty
 from logsift.read.lines import entry_blocks, iter_line_batches
 from logsift.read.text import Skipping, TextReader

@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, Callable, Iterator, cast
 from logsift.exceptions import InputError
 from logsift.read.export import ExportReader, sequence_number
 from logsift.read.selection import JOURNAL_DEPTH, NO_JOURNAL, Selection, journal_files
+from logsift.read.text import Skipping
 from logsift.records import ReadProblems, Record
 
 PIPE_SIZE = 1 << 20  # a bigger pipe lets journalctl run ahead of the reader (PERFORMANCE.md)
@@ -64,8 +65,9 @@ def find_journalctl() -> str | None:
 
 
 def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
-                    journalctl: str | None = None) -> Iterator[Record]:
-    """Records of the selected entries, read from a journalctl child process."""
+                    journalctl: str | None = None, skipping: Skipping | None = None) -> Iterator[Record]:
+    """Records of the selected entries, read from a journalctl child process; with `skipping`
+    (and one child), only of the entries that may matter (logsift.read.export_skim)."""
     problems = problems if problems is not None else ReadProblems()
     program = journalctl or find_journalctl()
     if program is None:
@@ -77,6 +79,9 @@ def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
         raise InputError(NO_JOURNAL)  # journalctl -o export would print nothing and exit 0
     if selection.directory and not journal_files(selection.directory):
         raise InputError(f"no journal files in {selection.directory} (looked {JOURNAL_DEPTH} folders deep)")
+    if skipping is not None and not selection.units:
+        yield from _skim(command(selection, program), selection, problems, skipping)
+        return
     streams = [_child(command(selection, program), selection, source, problems)]
     if selection.units:
         # journalctl -u leaves out the kernel, whose Xid or OOM-killer line may be what killed the
@@ -95,12 +100,54 @@ def read_journalctl(selection: Selection, problems: ReadProblems | None = None,
         line += record.lines
 
 
+class _Numbering:
+    """Lines as `journalctl -o short` shows the entries: as many as the MESSAGE has, and a
+    boot separator where _BOOT_ID changes."""
+
+    def __init__(self) -> None:
+        self.line = 1
+        self.boot: str | None = None
+
+    def entry(self, boot: str | None, lines: int = 1) -> int:
+        """The number of the entry's first line; the counter moves past it."""
+        if self.boot is not None and boot != self.boot:
+            self.line += 1
+        self.boot = boot
+        number = self.line
+        self.line += lines
+        return number
+
+    def skipped(self, boot: bytes | None) -> None:
+        # the fast path leaves only entries whose MESSAGE has no line break: one line each
+        self.entry(boot.decode("ascii", "replace") if boot is not None else None)
+
+    def read(self) -> int:
+        return self.line - 1
+
+
+def _skim(argv: list[str], selection: Selection, problems: ReadProblems, skipping: Skipping) -> Iterator[Record]:
+    """read_journalctl's loop over one child whose reader leaves entries unparsed: those are
+    numbered all the same."""
+    from logsift.read.export_skim import SkimmingExportReader
+
+    numbering = _Numbering()
+
+    def numbered(record: Record) -> Record:
+        line = numbering.entry(record.boot, record.lines)
+        return replace(record, line=line, entry=sequence_number(record.fields or {}))
+
+    reader = SkimmingExportReader(selection.source, problems, skipping, numbering.skipped, numbered)
+    reader.count_lines = numbering.read
+    yield from _child(argv, selection, selection.source, problems, reader)
+
+
 def _realtime(record: Record) -> int:
     text = (record.fields or {}).get("__REALTIME_TIMESTAMP", "")
     return int(text) if text.isdigit() else 0
 
 
-def _child(argv: list[str], selection: Selection, source: str, problems: ReadProblems) -> Iterator[Record]:
+def _child(argv: list[str], selection: Selection, source: str, problems: ReadProblems,
+           reader: ExportReader | None = None) -> Iterator[Record]:
     """The records a journalctl child prints in export format; its failure as an InputError."""
     with tempfile.TemporaryFile() as errors:
         # stderr to a file, not a pipe: a chatty journalctl must not block while we read stdout.
@@ -110,7 +157,7 @@ def _child(argv: list[str], selection: Selection, source: str, problems: ReadPro
         try:
             with contextlib.suppress(OSError):  # a smaller pipe only costs speed
                 fcntl.fcntl(child.stdout.fileno(), F_SETPIPE_SZ, PIPE_SIZE)
-            yield from ExportReader(source, problems).read(cast(BinaryIO, child.stdout))
+            yield from (reader or ExportReader(source, problems)).read(cast(BinaryIO, child.stdout))
             status = child.wait()
         finally:
             if child.poll() is None:

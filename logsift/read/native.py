@@ -189,6 +189,7 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
     several_boots = len(journal.query_unique("_BOOT_ID")) > 1
     get, advance, realtime_of = journal._get, journal._next, journal._get_realtime
     pid1 = _pid1_times(selection) if not (selection.units or selection.boot is not None) else None
+    kernel = _first_kernel_time(selection)  # that entry is read: the summary says whether there were any
     line = 1
     first: int | None = None
     boot: bytes | None = None
@@ -211,7 +212,7 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
         careful: set[int] = set()  # entries to read in full whatever the scan says
         start_line = line
         if simple and not with_pids:
-            done, last = _read_ahead(journal, messages, careful, maybe_pid1, pid1)
+            done, last = _read_ahead(journal, messages, careful, maybe_pid1, pid1, kernel)
             pids = [UNREAD] * len(messages)
         else:
             while True:
@@ -238,6 +239,8 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
                 except KeyError:
                     careful.add(len(messages))
                     message = b""
+                if kernel is not None and realtime_of() == kernel:
+                    careful.add(len(messages))
                 if with_pids:
                     pids.append(_pid(get))
                 else:
@@ -271,7 +274,7 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
 
 
 def _read_ahead(journal: Any, messages: list[bytes], careful: set[int], maybe_pid1: set[int],
-                pid1: set[int] | None) -> tuple[bool, int]:
+                pid1: set[int] | None, kernel: int | None) -> tuple[bool, int]:
     """_skim's read-ahead where nothing but MESSAGE is needed (no time window, one boot, no
     open event): a batch of messages from the current entry on. Returns whether the journal
     ended, and the time of the last entry read (the journal stays on it)."""
@@ -288,8 +291,12 @@ def _read_ahead(journal: Any, messages: list[bytes], careful: set[int], maybe_pi
             if len(message) > MESSAGE_CAP:
                 careful.add(index)
                 message = b""
-        if pid1 is not None and realtime_of() in pid1:
-            maybe_pid1.add(index)
+        if pid1 is not None or kernel is not None:
+            realtime = realtime_of()
+            if pid1 is not None and realtime in pid1:
+                maybe_pid1.add(index)
+            if realtime == kernel:
+                careful.add(index)
         append(message)
         if index < SKIM_BATCH - 1 and not advance():
             done = True  # a failed step stays on the last entry
@@ -313,6 +320,19 @@ def _pid1_times(selection: Selection) -> set[int] | None:
         finally:
             journal.close()
     return times
+
+
+def _first_kernel_time(selection: Selection) -> int | None:
+    """The time of the first kernel entry of the selection (None: there is none)."""
+    journal = open_journal(selection)
+    try:
+        if not _apply(journal, selection):
+            return None
+        journal.add_conjunction()
+        journal.add_match("_TRANSPORT=kernel")
+        return journal._get_realtime() if journal._next() else None
+    finally:
+        journal.close()
 
 
 def _pid(get: Any) -> bytes | None:

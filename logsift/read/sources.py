@@ -42,7 +42,7 @@ def journal_records(selection: Selection, problems: ReadProblems, backend: str =
             return native.read_journal(selection, problems, skipping)
     from logsift.read.journalctl import read_journalctl
 
-    return read_journalctl(selection, problems)
+    return read_journalctl(selection, problems, skipping=skipping)
 
 
 class Progress(Protocol):
