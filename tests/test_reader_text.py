@@ -103,3 +103,16 @@ def test_overlong_line_is_capped_and_marked() -> None:
     assert lines[0].startswith("x" * 100) and "truncated" in lines[0]
     assert len(lines[0]) < (1 << 20) + 100
     assert lines[1] == "next"
+
+
+def test_records_of_the_same_text_share_it() -> None:
+    """A crash loop prints the same lines restart after restart and keeps them in its runs'
+    events: the reader keeps one copy of each text (message, host, identifier, relay, origin)."""
+    lines = [f"2026-05-25T20:16:{second:02d}+0000 gpu-7 python3[{pid}]: (EngineCore pid={pid}) ERROR 05-25 20:16:09 "
+             f"[core.py:632] RuntimeError: CUDA error: out of memory" for second, pid in ((1, 7), (2, 7), (3, 8))]
+    records = list(TextReader().read(lines))
+    assert [record.line for record in records] == [1, 2, 3]
+    first, second, third = records
+    assert first.message == "RuntimeError: CUDA error: out of memory"
+    assert first.message is second.message is third.message
+    assert first.host is third.host and first.origin is third.origin and first.relay is second.relay

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Collection, Iterable, Iterator, Protocol, Sequence
+from typing import Collection, Iterable, Iterator, Protocol, Sequence, overload
 
 from logsift.read.relay import Unwrapped, unwrap
 from logsift.records import Record, SinceBoot
@@ -51,6 +51,7 @@ _SYSTEMD_WORDING = re.compile(
 
 BATCH = 2048
 ZONE_CACHE = 4096  # minutes whose local offset is remembered
+TEXTS_KEPT = 65536  # distinct texts the reader shares among its records (see _same)
 
 
 class Skipping(Protocol):
@@ -103,6 +104,7 @@ class TextReader:
         self.boot: str | None = None
         self.lines = 0  # input lines read so far, skipped ones included
         self._stamps: dict[str, datetime | None] = {}
+        self._texts: dict[str, str] = {}  # see _same
         self.seen_hosts: set[str] = set()  # what read_blocks saw named, parsed or not
         self.seen_units: set[str] = set()
         # stream -> the text its lines print before the message, while read_blocks runs
@@ -260,21 +262,42 @@ class TextReader:
     def _journal_record(self, match: re.Match[str], number: int) -> Record:
         ident, unit, pid = self._names_of(match)
         said = self._said(match, ident, pid)
+        # A crash loop prints the same lines restart after restart, and every failed run keeps
+        # its events: the same text is kept once (a bounded table of the texts seen lately).
+        same = self._same
         return Record(
             line=number,
-            message=said.message,
+            message=same(said.message),
             timestamp=self._timestamp(match),
-            host=match.group("host"),
-            unit=unit,
-            identifier=ident,
+            host=same(match.group("host")),
+            unit=same(unit),
+            identifier=same(ident),
             pid=pid,
             boot=self.boot,
             source=self.source,
-            relay=said.stream,
+            relay=same(said.stream),
             level=said.level,
-            origin=said.origin,
+            origin=same(said.origin),
             logger=said.logger,
         )
+
+    @overload
+    def _same(self, text: str) -> str: ...
+
+    @overload
+    def _same(self, text: str | None) -> str | None: ...
+
+    def _same(self, text: str | None) -> str | None:
+        """The string already kept that equals `text` (one object for every copy)."""
+        if text is None:
+            return None
+        texts = self._texts
+        kept = texts.get(text)
+        if kept is None:
+            if len(texts) >= TEXTS_KEPT:
+                texts.clear()
+            kept = texts[text] = text
+        return kept
 
     def _plain(self, line: str, number: int) -> Record:
         said = unwrap(line)
