@@ -171,9 +171,10 @@ class TextReader:
             last_block = block
             if self.needles is None:
                 self.needles = {}
-            yield from _Block(self, block, number + 1, skipping).records()
+            part = _Block(self, block, number + 1, skipping)
+            yield from part.records()
             self._names(block)
-            number += newlines(block) + 1
+            number = part.last_line()  # the newlines before its last record are counted already
         self.lines = number
         last = self._time_of_lines(last_block[-4096:].split(b"\n")[-8:][::-1]) if last_block else None
         skipping.done(number - first_line + 1, first, last, self.seen_hosts, self.seen_units)
@@ -432,6 +433,10 @@ class _Block:
         if head < self.at:
             return None
         return self._entry(head, [], "every")
+
+    def last_line(self) -> int:
+        """The number of the block's last line."""
+        return self.counted + newlines(self.block[self.counted_at :])
 
     def _number(self, offset: int) -> int:
         """The line number of the line that starts at `offset` (offsets asked for only grow)."""
