@@ -18,6 +18,7 @@ from itertools import islice
 from typing import Any, Iterable, Sequence
 
 from logsift.diagnosis import lifecycle
+from logsift.diagnosis.compact import compact
 from logsift.diagnosis.host import HOST_EVENT_WINDOW, FailedRuns, Span
 from logsift.diagnosis.lifecycle import Lifecycle
 from logsift.match import Fact, Matched
@@ -319,6 +320,7 @@ class Diagnoser:
                 last.invocation = last.invocation or record.invocation
                 return last
             last.closed = True
+            _compact(last)
         run = _Run(host=host, unit=unit, first_line=record.line, invocation=record.invocation,
                    first_cursor=record.cursor)
         runs.append(run)
@@ -358,6 +360,8 @@ class Diagnoser:
                     last.closed = True
                 reload = self._reload_before(host, last, record)
                 self._forget_quiet(runs)
+                if runs:
+                    _compact(runs[-1])
                 last = _Run(host=host, unit=unit, first_line=record.line, started=record.timestamp,
                             invocation=record.invocation, opened_by=what, reload=reload,
                             first_cursor=record.cursor)
@@ -756,6 +760,11 @@ class Diagnoser:
         if current:
             incidents.append(Incident(key[0], key[1], tuple(current), False))
         return incidents
+
+
+def _compact(run: _Run) -> None:
+    """A run that the next run of its unit followed keeps slim copies of its events (compact.py)."""
+    run.findings, (run.ready, run.failure) = compact(run.findings, run.ready, run.failure)
 
 
 def diagnose(rules: RuleSet, matched: Iterable[Matched]) -> Diagnosis:
