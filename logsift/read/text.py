@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
 from typing import Collection, Iterable, Iterator, Protocol, Sequence, overload
 
 from logsift.read.relay import Unwrapped, unwrap
@@ -242,7 +243,7 @@ class TextReader:
     def _names_of(match: re.Match[str]) -> tuple[str, str | None, int | None]:
         """(identifier, unit, pid) as a journal line names them."""
         ident = match.group("ident")
-        pid = int(match.group("pid")) if match.group("pid") else None
+        pid = _pid_of(match.group("pid")) if match.group("pid") else None
         unit = None
         if ident.endswith(_UNIT_SUFFIX):  # with-unit: the unit stands where the identifier would
             # PID 1's own unit is init.scope; the unit its line is about is named in the message.
@@ -544,6 +545,12 @@ class _Block:
             wanted = set(self.skipping.wanted)
             for stream in [stream for stream in needles if stream not in wanted]:
                 del needles[stream]
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _pid_of(text: str) -> int:
+    """int(text), one object per PID: a crash loop's records repeat a few PIDs thousands of times."""
+    return int(text)
 
 
 def newlines(data: bytes) -> int:
