@@ -119,6 +119,7 @@ class Matcher:
                                                     cache_dir() if cache is CACHE else cache)
         self.budget = RegexBudget()
         self.prefilter.budget = self.budget
+        self._captures: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
 
     @property
     def timeouts(self) -> int:
@@ -245,6 +246,9 @@ class Matcher:
             kept.append(finding)
         return kept
 
+    def _shared(self, items: tuple[tuple[str, str], ...]) -> dict[str, str]:
+        return _shared_fields(self._captures, items)
+
     def _search(
         self, rule: Rule, patterns: Sequence[Pattern], lines: list[str], record: Record
     ) -> tuple[int, str, dict[str, str]] | None:
@@ -265,10 +269,25 @@ class Matcher:
                                      time.perf_counter() - started)
                     continue
                 if match is not None:
-                    fields = {key: value for key, value in match.groupdict().items() if value}
+                    fields = self._shared(tuple((key, value) for key, value in match.groupdict().items() if value))
                     # A multi-line MESSAGE spans input lines in text and export, not in JSON.
                     return record.line + (offset if record.lines > 1 else 0), text, fields
         return None
+
+
+SHARED_KEPT = 16384  # distinct captures whose dicts the findings share
+
+
+def _shared_fields(table: dict[tuple[tuple[str, str], ...], dict[str, str]],
+                   items: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """One dict (never changed once made) for every finding that captured the same values: a
+    crash loop finds the same thing in thousands of runs, which all keep their findings."""
+    shared = table.get(items)
+    if shared is None:
+        if len(table) >= SHARED_KEPT:
+            table.clear()
+        shared = table[items] = dict(items)
+    return shared
 
 
 def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
