@@ -18,12 +18,12 @@ Events come out in the order of their first line, so diagnosis sees a traceback 
 from __future__ import annotations
 
 import heapq
-import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Iterable, Iterator, KeysView
 
+from logsift.lazy import compile_lazily
 from logsift.read.relay import PYTHON_LOGGERS
 from logsift.records import Event, Record
 
@@ -35,12 +35,12 @@ SWEEP_TIME = timedelta(seconds=1)  # and log time
 
 _TRACEBACK = "Traceback (most recent call last)"
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
-_BUILD_START = re.compile(
+_BUILD_START = compile_lazily(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: build stopped|^In file included from |\bfatal error: |"
     r"^nvcc fatal|\berror: |^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+:)"
 )
-_NINJA_STEP = re.compile(r"\[\d+/\d+\] ")
-_BUILD_MORE = re.compile(
+_NINJA_STEP = compile_lazily(r"\[\d+/\d+\] ")
+_BUILD_MORE = compile_lazily(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: |^In file included from |^\s+from |\berror\b|\bwarning\b|"
     r"^\s|^\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)(?:\(\d+\)|:\d+)|^compilation terminated|"
     r"^nvcc |^ptxas|^/bin/sh: |^/usr/bin/ld|^collect2|^\d+ errors? detected|^make(?:\[\d+\])?: |"
@@ -49,7 +49,7 @@ _BUILD_MORE = re.compile(
 _BANNER = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing",
            "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cudaError")
 # A line that starts a new log record rather than continuing an exception message.
-_NEW_RECORD = re.compile(
+_NEW_RECORD = compile_lazily(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]|\[?\d\d-\d\d \d\d:|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b|"
     r"[IWEF]\d{4} \d\d:|\(\w+ pid=\d+)"
 )

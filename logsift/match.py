@@ -8,7 +8,6 @@ give `RunFact`s, values that describe the run whatever its cause (CUDA_HOME, ver
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from logsift.cache import cache_dir
 from logsift.group import GroupedEvent
+from logsift.lazy import compile_lazily
 from logsift.records import Event, Finding, Record, RunFact
 from logsift.rules import Pattern, Rule, RuleSet
 from logsift.rules.facts import clean
@@ -311,7 +311,7 @@ def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
     return found
 
 
-_FRAME = re.compile(r'\bFile "[^"]*", line \d+')
+_FRAME = compile_lazily(r'\bFile "[^"]*", line \d+')
 
 
 def _source_echoes(records: Sequence[Record]) -> set[int]:

@@ -22,19 +22,20 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Sequence
 
+from logsift.lazy import compile_lazily
+
 # CSI (colours, cursor movement), OSC (titles, hyperlinks) and two-character ESC sequences.
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_ANSI = compile_lazily(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 # Remnants left when a paste dropped the ESC byte: "[36m(RayWorker pid=1)[0m". Digits required:
 # a bare "[m" is far more often text ("pip install 'logsift[ml]'") than a reset that lost its ESC.
 # Not before "]": "[5m]" is five minutes.
-_ANSI_REMNANT = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m(?!\])")
+_ANSI_REMNANT = compile_lazily(r"\[\d{1,3}(?:;\d{1,3})*m(?!\])")
 
 # Unicode's control (Cc), format (Cf), surrogate (Cs) and line/paragraph separator (Zl, Zp)
 # characters; tests/test_sanitize.py checks this list against unicodedata.
@@ -43,10 +44,10 @@ _INVISIBLE = (
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
 )
-_UNSAFE_LINES = re.compile("[\x00-\x08\x0b-\x1f" + _INVISIBLE + "]")
-_UNSAFE_FIELD = re.compile("[\x00-\x1f" + _INVISIBLE + "]")
-_UNSAFE_JSON = re.compile("[" + _INVISIBLE + "]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSAFE_LINES = compile_lazily("[\x00-\x08\x0b-\x1f" + _INVISIBLE + "]")
+_UNSAFE_FIELD = compile_lazily("[\x00-\x1f" + _INVISIBLE + "]")
+_UNSAFE_JSON = compile_lazily("[" + _INVISIBLE + "]")
+_SURROGATE = compile_lazily("[\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 REDACTED = "[REDACTED]"
@@ -171,6 +172,8 @@ class Shape:
 @cache
 def shapes() -> tuple[Shape, ...]:
     """The secret shapes of `secrets.toml`, in order."""
+    import tomllib  # only when a file is parsed (start-up reads the cache)
+
     data = tomllib.loads(SHAPES_FILE.read_text(encoding="utf-8"))
     found = []
     for entry in data["secret"]:
@@ -199,8 +202,8 @@ def _replace(match: re.Match[str]) -> str:
 # A token after `=` or `:` (or standing alone, when long) that looks random: base64 and
 # URL-safe alphabets. Hex cannot reach the entropy asked for (at most 4 bits a character), so
 # digests, boot ids and cursors are left alone; so are paths (a `/` or `.` first).
-_TOKEN_AFTER = re.compile(r"(?<=[=:])[ \t]*[\"']?(?P<secret>[A-Za-z0-9+/_~.=-]{20,})")
-_TOKEN_ALONE = re.compile(r"(?<![\w+/=.-])(?P<secret>[A-Za-z0-9+/_-]{40,}={0,2})(?![\w+/=.-])")
+_TOKEN_AFTER = compile_lazily(r"(?<=[=:])[ \t]*[\"']?(?P<secret>[A-Za-z0-9+/_~.=-]{20,})")
+_TOKEN_ALONE = compile_lazily(r"(?<![\w+/=.-])(?P<secret>[A-Za-z0-9+/_-]{40,}={0,2})(?![\w+/=.-])")
 ENTROPY_AFTER = 4.0  # bits a character for a 20+ character token after = or :
 ENTROPY_ALONE = 4.5  # for a 40+ character token on its own
 
@@ -212,8 +215,8 @@ def entropy(text: str) -> float:
     return -sum(count / size * math.log2(count / size) for count in counts.values())
 
 
-_SEGMENTS = re.compile(r"[^A-Za-z0-9]+")
-_WORD = re.compile(r"[A-Z]?[a-z]{4,}")
+_SEGMENTS = compile_lazily(r"[^A-Za-z0-9]+")
+_WORD = compile_lazily(r"[A-Z]?[a-z]{4,}")
 
 
 def _random(token: str, threshold: float) -> bool:

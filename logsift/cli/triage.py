@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -251,6 +250,8 @@ def _journal_wanted(journal: dict[str, Any]) -> bool:
 
 def _width() -> int:
     if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        import shutil  # with its archive modules: only for the terminal
+
         return max(60, shutil.get_terminal_size((WIDTH, 24)).columns)
     return WIDTH
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Sequence
 
+from logsift.lazy import compile_lazily
 from logsift.records import Incident, Run, RunFact
 
 
@@ -98,7 +99,7 @@ def _item(key: str, value: str | None) -> str:
     return f"{key}={value}" if value != "" else key
 
 
-_ASSIGNMENT = re.compile(r"""^\s*['"]?(?P<key>[\w.-]+)['"]?\s*(?:=|:)\s*(?P<value>.*?)\s*$""", re.DOTALL)
+_ASSIGNMENT = compile_lazily(r"""^\s*['"]?(?P<key>[\w.-]+)['"]?\s*(?:=|:)\s*(?P<value>.*?)\s*$""", re.DOTALL)
 
 
 def arguments(value: str) -> dict[str, str]:

@@ -12,35 +12,37 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from logsift.lazy import compile_lazily
+
 _UNIT = r"(?P<unit>[\w@:.\\-]+\.(?:service|scope|socket|mount|timer))"
 # Each wording with a word it cannot match without, tried first as a substring:
 # a PID 1 line costs a few `in` tests and the one regex that can match, whatever the number of
 # wordings (systemd's lines are a large share of a host's journal, and all of a unit flood).
 _PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("exited", "ain process exited, code=",
-     re.compile(_UNIT + r": [Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\S+?)\.?$")),
-    ("failed", ": Failed with result '", re.compile(_UNIT + r": Failed with result '(?P<result>[^']+)'")),
-    ("failed", " entered failed state", re.compile(r"^Unit " + _UNIT + r" entered failed state")),
-    ("failed", " failed.", re.compile(r"^" + _UNIT + r" failed\.$")),
+     compile_lazily(_UNIT + r": [Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\S+?)\.?$")),
+    ("failed", ": Failed with result '", compile_lazily(_UNIT + r": Failed with result '(?P<result>[^']+)'")),
+    ("failed", " entered failed state", compile_lazily(r"^Unit " + _UNIT + r" entered failed state")),
+    ("failed", " failed.", compile_lazily(r"^" + _UNIT + r" failed\.$")),
     ("restart", " restart",
-     re.compile(_UNIT + r": (?:Scheduled restart job|Service (?:hold-off time over|RestartSec=\S+ expired), scheduling restart)")),
-    ("deactivated", ": Deactivated successfully", re.compile(_UNIT + r": Deactivated successfully")),
-    ("limit", "tart request repeated too quickly", re.compile(_UNIT + r": [Ss]tart request repeated too quickly")),
-    ("timeout", "tart operation timed out", re.compile(_UNIT + r": [Ss]tart operation timed out")),
-    ("starting", "Starting ", re.compile(r"^Starting " + _UNIT + r"(?: - |\.\.\.)")),
-    ("started", "Started ", re.compile(r"^Started " + _UNIT + r"(?: - |\.$)")),
-    ("stopping", "Stopping ", re.compile(r"^Stopping " + _UNIT + r"(?: - |\.\.\.)")),
-    ("stopped", "Stopped ", re.compile(r"^Stopped " + _UNIT + r"(?: - |\.$)")),
-    ("failed-start", "Failed to start ", re.compile(r"^Failed to start " + _UNIT + r"(?: - |\.$)")),
+     compile_lazily(_UNIT + r": (?:Scheduled restart job|Service (?:hold-off time over|RestartSec=\S+ expired), scheduling restart)")),
+    ("deactivated", ": Deactivated successfully", compile_lazily(_UNIT + r": Deactivated successfully")),
+    ("limit", "tart request repeated too quickly", compile_lazily(_UNIT + r": [Ss]tart request repeated too quickly")),
+    ("timeout", "tart operation timed out", compile_lazily(_UNIT + r": [Ss]tart operation timed out")),
+    ("starting", "Starting ", compile_lazily(r"^Starting " + _UNIT + r"(?: - |\.\.\.)")),
+    ("started", "Started ", compile_lazily(r"^Started " + _UNIT + r"(?: - |\.$)")),
+    ("stopping", "Stopping ", compile_lazily(r"^Stopping " + _UNIT + r"(?: - |\.\.\.)")),
+    ("stopped", "Stopped ", compile_lazily(r"^Stopped " + _UNIT + r"(?: - |\.$)")),
+    ("failed-start", "Failed to start ", compile_lazily(r"^Failed to start " + _UNIT + r"(?: - |\.$)")),
     # `systemctl daemon-reload`: unit files (and drop-ins) were read again, so the next start of a
     # unit may run with a changed Environment= or ExecStart=.
-    ("reloading", "Reloading", re.compile(r"^Reloading(?:\.|\.\.\.)$|^Reloading requested from client PID \d+")),
+    ("reloading", "Reloading", compile_lazily(r"^Reloading(?:\.|\.\.\.)$|^Reloading requested from client PID \d+")),
     # Older systemd names only the Description: the unit is whichever this input is about.
-    ("starting", "Starting ", re.compile(r"^Starting (?P<description>.+?)\.\.\.$")),
-    ("started", "Started ", re.compile(r"^Started (?P<description>.+?)\.$")),
-    ("stopping", "Stopping ", re.compile(r"^Stopping (?P<description>.+?)\.\.\.$")),
-    ("stopped", "Stopped ", re.compile(r"^Stopped (?P<description>.+?)\.$")),
-    ("failed-start", "Failed to start ", re.compile(r"^Failed to start (?P<description>.+?)\.$")),
+    ("starting", "Starting ", compile_lazily(r"^Starting (?P<description>.+?)\.\.\.$")),
+    ("started", "Started ", compile_lazily(r"^Started (?P<description>.+?)\.$")),
+    ("stopping", "Stopping ", compile_lazily(r"^Stopping (?P<description>.+?)\.\.\.$")),
+    ("stopped", "Stopped ", compile_lazily(r"^Stopped (?P<description>.+?)\.$")),
+    ("failed-start", "Failed to start ", compile_lazily(r"^Failed to start (?P<description>.+?)\.$")),
 )
 
 
@@ -83,7 +85,7 @@ def parse(message: str) -> Lifecycle | None:
     return None
 
 
-_NAMED = re.compile(r"^" + _UNIT + r": ")
+_NAMED = compile_lazily(r"^" + _UNIT + r": ")
 
 
 def unit_named(message: str) -> str | None:

@@ -8,12 +8,12 @@ in `REGISTRY` (and one in `detect` if it can be recognised from its first bytes)
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Protocol, cast
 
 from logsift.exceptions import InputError
+from logsift.lazy import compile_lazily
 from logsift.read.export_skim import read_export
 from logsift.read.json import garbage, read_json, read_json_pretty
 from logsift.read.lines import entry_blocks, iter_line_batches
@@ -168,7 +168,7 @@ def _lines(sample: bytes, count: int = 40) -> list[bytes]:
     return [line for line in lines if line.strip() and not line.startswith(b"-- ")]
 
 
-_EXPORT_FIELD = re.compile(rb"^[A-Z_][A-Z0-9_]*(?:=|$)")
+_EXPORT_FIELD = compile_lazily(rb"^[A-Z_][A-Z0-9_]*(?:=|$)")
 _JOURNAL_KEYS = (b'"MESSAGE"', b'"__CURSOR"', b'"__REALTIME_TIMESTAMP"')
 
 

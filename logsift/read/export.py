@@ -15,10 +15,10 @@ output: json, verbose, the native journal and the journalctl fallback.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO, Iterator, Mapping
 
+from logsift.lazy import compile_lazily
 from logsift.read.lines import MAX_LINE, TRUNCATED
 from logsift.read.relay import Unwrapped, unwrap
 from logsift.records import ReadProblems, Record
@@ -34,7 +34,7 @@ FAST_MAX = 64 * 1024  # an entry longer than this takes the careful path
 LOOKAHEAD = 16 << 20
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_FIELD_NAME = re.compile(rb"[A-Z_][A-Z0-9_]{0,63}")
+_FIELD_NAME = compile_lazily(rb"[A-Z_][A-Z0-9_]{0,63}")
 _KNOWN_CAP = 4096  # valid field names remembered, so that each is checked once
 
 

@@ -18,6 +18,7 @@ import json
 import re
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
+from logsift.lazy import compile_lazily
 from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, cap_message, entry_record
 from logsift.read.lines import TRUNCATED, raw_lines
 from logsift.read.text import TextReader
@@ -44,9 +45,9 @@ _NOISE = {code: None for code in [*range(0, 9), *range(10, 13), *range(14, 27), 
 # repetition of an alternation, over 100 MiB for one such string).
 _BODY = r'[^"\\]*+(?:\\.[^"\\]*+)*+'
 _STRING = r'"(' + _BODY + r')"'
-_PAIR = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*(' + _STRING + r'|\[[^\[\]]*\]|\[(?:\[[^\[\]]*\],?\s*)*\]|null)')
-_OPEN_STRING = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*"(' + _BODY + r'\\?)$')
-_OPEN_BYTES = re.compile(r'"([A-Za-z0-9_]+)"\s*:\s*\[([\d,\s]*)$')
+_PAIR = compile_lazily(r'"([A-Za-z0-9_]+)"\s*:\s*(' + _STRING + r'|\[[^\[\]]*\]|\[(?:\[[^\[\]]*\],?\s*)*\]|null)')
+_OPEN_STRING = compile_lazily(r'"([A-Za-z0-9_]+)"\s*:\s*"(' + _BODY + r'\\?)$')
+_OPEN_BYTES = compile_lazily(r'"([A-Za-z0-9_]+)"\s*:\s*\[([\d,\s]*)$')
 
 
 class JsonReader:

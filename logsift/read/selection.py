@@ -14,11 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Iterable
 
 from logsift.exceptions import UsageError
+from logsift.lazy import compile_lazily
 
 UNIT_TYPES = (".service", ".socket", ".target", ".device", ".mount", ".automount", ".swap", ".timer",
               ".path", ".slice", ".scope")
-_BOOT = re.compile(r"^(?:[0-9a-fA-F]{32})?(?:[+-]?\d+)?$")
-_RELATIVE = re.compile(r"^(?P<sign>[+-])?\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)(?P<ago>\s+ago)?$")
+_BOOT = compile_lazily(r"^(?:[0-9a-fA-F]{32})?(?:[+-]?\d+)?$")
+_RELATIVE = compile_lazily(r"^(?P<sign>[+-])?\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)(?P<ago>\s+ago)?$")
 _UNITS_S = {
     "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1, "sec": 1, "second": 1, "seconds": 1,
     "m": 60, "min": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,

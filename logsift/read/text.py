@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from typing import Collection, Iterable, Iterator, Protocol, Sequence, overload
 
+from logsift.lazy import compile_lazily
 from logsift.read.relay import Unwrapped, unwrap
 from logsift.records import Record, SinceBoot
 from logsift.sanitize import strip_ansi
@@ -25,26 +26,26 @@ _TAIL_HOSTLESS = r" (?:(?P<host>\S*[^\s:]) )?(?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d
 
 # Order matters only for speed: the format that matched last is tried first.
 PREFIXES: dict[str, re.Pattern[str]] = {
-    "short-iso": re.compile(
+    "short-iso": compile_lazily(
         r"^(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)" + _TAIL
     ),
-    "short": re.compile(
+    "short": compile_lazily(
         r"^(?P<mon>[A-Z][a-z]{2}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d+)?" + _TAIL_HOSTLESS
     ),
-    "short-full": re.compile(
+    "short-full": compile_lazily(
         r"^[A-Z][a-z]{2} (?P<full>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<tz>[A-Za-z+\-\d]+)"
         + _TAIL
     ),
-    "short-unix": re.compile(r"^(?P<unix>\d{9,11}\.\d{1,9})" + _TAIL),
-    "short-monotonic": re.compile(r"^\[\s*(?P<mono>\d+\.\d+)\]" + _TAIL),
+    "short-unix": compile_lazily(r"^(?P<unix>\d{9,11}\.\d{1,9})" + _TAIL),
+    "short-monotonic": compile_lazily(r"^\[\s*(?P<mono>\d+\.\d+)\]" + _TAIL),
 }
-_MARKER = re.compile(r"^-- (?:Boot (?P<boot>[0-9a-f]{32})|No entries|Reboot|Logs begin at |Journal begins at )")
+_MARKER = compile_lazily(r"^-- (?:Boot (?P<boot>[0-9a-f]{32})|No entries|Reboot|Logs begin at |Journal begins at )")
 _TRACEBACK = "Traceback (most recent call last)"
 _TRACEBACK_BYTES = _TRACEBACK.encode("ascii")
-_PID = re.compile(r"\bpid=(\d+)\b")
+_PID = compile_lazily(r"\bpid=(\d+)\b")
 _UNIT_SUFFIX = (".service", ".scope", ".socket", ".timer", ".mount", ".slice", ".target")
 # `-o cat` drops the prefix, but systemd's own lines about a unit still say who wrote them.
-_SYSTEMD_WORDING = re.compile(
+_SYSTEMD_WORDING = compile_lazily(
     r"^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) [\w@:.\\-]+\.(?:service|scope|socket|mount|timer)\b"
     r"|[\w@:.\\-]+\.(?:service|scope|socket|mount|timer): )"
 )

@@ -14,21 +14,21 @@ binary values as `[NB blob data]`: counted in ReadProblems.
 
 from __future__ import annotations
 
-import re
 from typing import BinaryIO, Iterable, Iterator
 
+from logsift.lazy import compile_lazily
 from logsift.read.export import FIELD_CAP, MAX_FIELDS, MESSAGE_CAP, entry_record
 from logsift.read.lines import TRUNCATED, iter_lines
 from logsift.read.text import TextReader
 from logsift.records import ReadProblems, Record
 
-HEADER = re.compile(
+HEADER = compile_lazily(
     r"^(?:[A-Z][a-z]{2} )?(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: (?P<zone>\S+))? \[(?P<cursor>[^\]\s]+)\]$"
 )
-_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
+_NAME = compile_lazily(r"[A-Z_][A-Z0-9_]{0,63}")
 _INDENTS: dict[str, str] = {}  # field name -> the indentation of its continuation lines
-_CURSOR_TIME = re.compile(r"(?:^|;)t=([0-9a-f]+)(?:;|$)")
-_BLOB = re.compile(r"^\[[\d.]+[KMG]?B? blob data\]$")
+_CURSOR_TIME = compile_lazily(r"(?:^|;)t=([0-9a-f]+)(?:;|$)")
+_BLOB = compile_lazily(r"^\[[\d.]+[KMG]?B? blob data\]$")
 
 
 class VerboseReader:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Iterable
 
-from logsift.diagnosis.changes import changes, downtime, fix
 from logsift.records import Finding, Incident, Record, Run, RunFact, SinceBoot
 from logsift.rules import Rule, RuleSet
 from logsift.sanitize import redact
@@ -178,6 +177,8 @@ def incident_dict(incident: Incident, rules: RuleSet, runs: bool = True) -> dict
 
 def story_dict(incident: Incident) -> dict[str, Any]:
     """What a post-mortem tells beyond the runs: how long it lasted, what changed, what fixed it."""
+    from logsift.diagnosis.changes import changes, downtime, fix  # only for incidents: not at start-up
+
     seconds, complete = downtime(incident)
     fixed = fix(incident)
     return {

@@ -28,20 +28,19 @@ Adding a fact is one entry here and one annotated sample (`# facts: {"cuda_home"
 
 from __future__ import annotations
 
-import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from logsift.exceptions import RuleError
+from logsift.lazy import compile_lazily
 from logsift.rules.pattern import Pattern, compile_pattern
 
 FILE = "facts.toml"
 KINDS = ("value", "arguments")
 MAX_VALUE = 2000  # characters kept of one value: launch arguments can be long, not unbounded
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_FIELD = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_NAME = compile_lazily(r"^[a-z][a-z0-9_]*$")
+_FIELD = compile_lazily(r"^[A-Z_][A-Z0-9_]*$")
 _KEYS = {"name", "label", "kind", "regex", "literals", "field"}
 
 
@@ -82,6 +81,8 @@ def clean(value: str) -> str:
 
 def load_facts(path: Path) -> tuple[FactRule, ...]:
     """The `[[fact]]` entries of one facts file, checked: every error names file:line."""
+    import tomllib  # only when a file is parsed (start-up reads the cache)
+
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:

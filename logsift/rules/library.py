@@ -14,8 +14,6 @@ import json
 import os
 import re
 import string
-import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -261,6 +259,8 @@ def _load_rules(bundled: list[Path], extra: list[Path], strict: bool) -> RuleSet
 
 
 def load_rule(path: Path, rule_id: str) -> Rule:
+    import tomllib  # only when a file is parsed (start-up reads the cache)
+
     text = _read(path)
     try:
         data = tomllib.loads(text)
@@ -444,6 +444,8 @@ def _write_cache(key: str, rules: RuleSet) -> None:
             "facts": [_fact_to(fact) for fact in rules.facts]}
     try:
         make_cache(path.parent)  # only the user cache is made with its parents
+        import tempfile  # (and shutil with it) only when a cache is written
+
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".rules-")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(data, out)

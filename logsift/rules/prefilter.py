@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -249,6 +248,8 @@ class HyperscanPrefilter(Prefilter):
     def _store(self, path: Path, database: Any) -> None:
         try:
             make_cache(path.parent)  # only the user cache is made with its parents
+            import tempfile  # (and shutil with it) only when a cache is written
+
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".scan-")
             with os.fdopen(handle, "wb") as out:
                 out.write(self._hyperscan.dumpb(database))
@@ -400,6 +401,8 @@ class _LiteralPrefilter(Prefilter):
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
+                import tempfile  # (and shutil with it) only when a cache is written
+
                 handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".expressions-")
                 with os.fdopen(handle, "w", encoding="ascii") as out:
                     json.dump({str(index): expression.hex() for index, expression in found.items()}, out)
