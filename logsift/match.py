@@ -1,7 +1,8 @@
 """Rules against events: the prefilter picks candidate lines, then the rule regexes run.
 
 A rule gives at most one finding per event: its earliest matching line (the first error is
-the closest to the cause). `[[context]]` regexes give facts (values seen elsewhere in the run)
+the closest to the cause), except that the traceback catch-all quotes the exception that ended a
+chain past "During handling of the above exception". `[[context]]` regexes give facts (values seen elsewhere in the run)
 that diagnosis uses to fill in the root cause's explanation; the `[[fact]]` entries of facts.toml
 give `RunFact`s, values that describe the run whatever its cause (CUDA_HOME, versions, arguments).
 """
@@ -188,10 +189,32 @@ class Matcher:
                     if found is not None:
                         findings[rule.id] = self._finding(rule, found, event, weaker=True)
                         break
+        if event.kind == "traceback":
+            self._last_handled(findings, candidates, event)
         if self.field_facts:
             observed.extend(self._fields(event.records))
         ordered = sorted(findings.values(), key=lambda finding: (finding.line, -finding.priority))
         return Matched(grouped, self._explained_on_same_line(ordered), facts, observed)
+
+    def _last_handled(self, findings: dict[str, Finding], candidates: list[tuple[Record, frozenset[int]]],
+                      event: Event) -> None:
+        """A catch-all quotes the exception that ended the chain: after "During handling of the
+        above exception, another exception occurred" the earlier exception is what the handler
+        was dealing with (a KeyError of a lookup, EOF on a prompt), the later one the failure.
+        Across "The above exception was the direct cause" the cause stays the earlier one."""
+        start = _final_segment(event.records)
+        if start is None:
+            return
+        for number, rule in enumerate(self.rules.rules):
+            found_before = findings.get(rule.id)
+            if found_before is None or found_before.line >= start or "catch-all" not in rule.tags:
+                continue
+            for record, hits in candidates:
+                if record.line >= start and 2 * number in hits:
+                    found = self._search(rule, rule.primary, record.message.split("\n"), record)
+                    if found is not None:
+                        findings[rule.id] = self._finding(rule, found, event)
+                        break
 
     def _observe(self, number: int, lines: list[str], record: Record) -> Iterator[RunFact]:
         fact = self.rules.facts[number]
@@ -288,6 +311,24 @@ def _shared_fields(table: dict[tuple[tuple[str, str], ...], dict[str, str]],
             table.clear()
         shared = table[items] = dict(items)
     return shared
+
+
+def _final_segment(records: Sequence[Record]) -> int | None:
+    """The first line of the chained traceback's segment whose exception a catch-all should
+    quote, when a "During handling" link makes it other than the first; None otherwise."""
+    links = [(record.line, record.message.lstrip().startswith(_DIRECT_CAUSE)) for record in records
+             if record.message.lstrip().startswith((_DIRECT_CAUSE, _DURING_HANDLING))]
+    chosen = None
+    for line, direct in reversed(links):
+        if direct:
+            continue  # the cause is above this link: keep walking back
+        chosen = line
+        break
+    return chosen
+
+
+_DIRECT_CAUSE = "The above exception was the direct cause"
+_DURING_HANDLING = "During handling of the above exception"
 
 
 def entries(rules: RuleSet, near: bool = False) -> list[Entry]:

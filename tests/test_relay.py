@@ -34,6 +34,10 @@ CASES = [
      "server.go:12"),
     ("(Worker pid=1) (Worker_TP1 pid=1) ERROR 03-05 09:56:09 [multiproc_executor.py:880] [1/11] nvcc",
      "[1/11] nvcc", "Worker pid=1 Worker_TP1 pid=1", "error", "multiproc_executor.py:880"),
+    # Ray writes one space after its prefix: what follows is the line's own indentation (a
+    # traceback frame), which grouping needs to tell frames from the exception line.
+    ('(RayWorkerWrapper pid=8146)   File "/x.py", line 764, in resolve', '  File "/x.py", line 764, in resolve',
+     "RayWorkerWrapper pid=8146", None, None),
 ]
 
 

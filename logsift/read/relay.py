@@ -52,7 +52,7 @@ def _shape(name: str, regex: str) -> Shape:
 SHAPES: tuple[Shape, ...] = (
     # Ray and vLLM's multiprocessing relay: "(RayWorkerWrapper pid=4009) ", "(VllmWorker TP1 pid=9)",
     # "(EngineCore_DP0 pid=8146) ", "(pid=gcs_server) ", "(raylet, ip=10.0.0.2) "
-    _shape("ray", r"^\((?P<stream>[^()]*?\b(?:pid=[\w.-]+|ip=[\d.]+)[^()]*)\)\s+"),
+    _shape("ray", r"^\((?P<stream>[^()]*?\b(?:pid=[\w.-]+|ip=[\d.]+)[^()]*)\)(?: |$)"),
     # torchrun / torch.distributed: "[rank0]:", "[rank3]: "
     _shape("rank", r"^\[(?P<stream>rank\d+)\]:\s?"),
     # kubectl logs --prefix: "[pod/vllm-0/server] "
