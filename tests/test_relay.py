@@ -38,6 +38,12 @@ CASES = [
     # traceback frame), which grouping needs to tell frames from the exception line.
     ('(RayWorkerWrapper pid=8146)   File "/x.py", line 764, in resolve', '  File "/x.py", line 764, in resolve',
      "RayWorkerWrapper pid=8146", None, None),
+    # Docker Desktop's log view puts its own time before Ollama's logfmt header, and before the Go
+    # runtime's crash lines.
+    ('2025-03-05 08:58:54 time=2025-03-05T06:58:54.116Z level=INFO source=server.go:380 msg="starting llama server"',
+     'msg="starting llama server"', None, "info", "server.go:380"),
+    ("2025-03-05 09:00:31 SIGABRT: abort", "SIGABRT: abort", None, None, None),
+    ("2024-05-01T10:00:00.123456789Z panic: runtime error", "panic: runtime error", None, None, None),
 ]
 
 
@@ -53,6 +59,7 @@ def test_prefixes_are_peeled_off(line: str, message: str, stream: str | None, le
     "Traceback (most recent call last):", "  File \"/x.py\", line 1, in <module>", "RuntimeError: CUDA error: out of memory",
     "(most recent call last)", "nvcc fatal   : Unsupported gpu architecture 'compute_120'", "",
     "x = a | b", "Error: listen tcp 127.0.0.1:11434: bind: address already in use",
+    "2025-03-05", "2025-03-05 09:00:31",
 ])
 def test_messages_without_a_prefix_are_left_alone(line: str) -> None:
     got = unwrap(line)

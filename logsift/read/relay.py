@@ -79,8 +79,10 @@ SHAPES: tuple[Shape, ...] = (
            r"(?:\d+\s+)?" + _LEVEL_WORD + r"\b\s*(?:[-|:]\s*(?:(?P<origin>[\w.]+(?::[\w<>]+)*:\d+) - |[\w.]+: )?)?"),
     # "2026-05-25 20:16:09,412 - flashinfer.jit - WARNING - "
     _shape("python-logging-named", r"^" + _DATE + r"[ T]" + _TIME + r" - [\w.]+ - " + _LEVEL_WORD + r" - "),
-    # docker logs --timestamps, kubectl --timestamps: "2024-05-01T10:00:00.123456789Z "
-    _shape("rfc3339", r"^" + _DATE + r"T" + _TIME + r"(?:Z|[+-]\d\d:\d\d) "),
+    # docker logs --timestamps, kubectl --timestamps: "2024-05-01T10:00:00.123456789Z "; Docker
+    # Desktop's log view and other collectors: "2025-03-05 09:00:31 " (after python-logging, which
+    # takes such a time when a level follows it)
+    _shape("rfc3339", r"^" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)? (?=\S)"),
     # Go's slog/logrus (Ollama): "time=2024-07-01T10:00:00.000Z level=ERROR source=server.go:12 msg=..."
     _shape("logfmt", r"^time=\S+ level=(?P<level>[A-Za-z]+) (?:source=(?P<origin>\S+) )?"),
     # dmesg: "[ 1234.567890] ", "[Thu Jan  4 10:00:00 2024] "
