@@ -92,6 +92,25 @@ def export_entries(text: BinaryIO) -> Iterator[bytes]:
         yield b"".join(name + b"=" + value + b"\n" for name, value in fields) + b"\n"
 
 
+def write_journal(text: Path, output: Path) -> None:
+    """Journal files at `output` (journal-remote rotates at about 80 MB) made by
+    systemd-journal-remote from the short-format journal text at `text`."""
+    with text.open("rb") as source, subprocess.Popen(
+        [JOURNAL_REMOTE, f"--output={output}", "-"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as child:
+        assert child.stdin is not None
+        batch: list[bytes] = []
+        for entry in export_entries(source):
+            batch.append(entry)
+            if len(batch) >= 4096:
+                child.stdin.write(b"".join(batch))
+                batch = []
+        child.stdin.write(b"".join(batch))
+        child.stdin.close()
+        if child.wait() != 0:
+            raise SystemExit("bench: systemd-journal-remote failed")
+
+
 def build_journal(size: str) -> Path:
     """The journal made from the SIZE text; journal-remote rotates its output at about 80 MB, so
     this is the first of its files: `journal_files` names them all (readers-SIZE*.journal)."""
@@ -101,20 +120,7 @@ def build_journal(size: str) -> Path:
         return journal
     for stale in journal_files(journal):
         stale.unlink()
-    with source_text(size).open("rb") as text, subprocess.Popen(
-        [JOURNAL_REMOTE, f"--output={journal}", "-"], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
-    ) as child:
-        assert child.stdin is not None
-        batch: list[bytes] = []
-        for entry in export_entries(text):
-            batch.append(entry)
-            if len(batch) >= 4096:
-                child.stdin.write(b"".join(batch))
-                batch = []
-        child.stdin.write(b"".join(batch))
-        child.stdin.close()
-        if child.wait() != 0:
-            raise SystemExit("systemd-journal-remote failed")
+    write_journal(source_text(size), journal)
     done.touch()
     return journal
 

@@ -95,7 +95,7 @@ def dense_journal(data: Path, size: int, seed: int) -> tuple[Path, Path]:
 
 def native_journal(data: Path, text: Path) -> list[Path] | None:
     """Journal files made by systemd-journal-remote from `text` (None when it is missing)."""
-    from bench.readers import export_entries
+    from bench.readers import write_journal
 
     if not Path(JOURNAL_REMOTE).exists():
         return None
@@ -105,19 +105,7 @@ def native_journal(data: Path, text: Path) -> list[Path] | None:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         print(f"bench: building journal files from {text.name} ...", file=sys.stderr)
-        with text.open("rb") as source, subprocess.Popen([JOURNAL_REMOTE, f"--output={folder / 'host.journal'}", "-"],
-                                                         stdin=subprocess.PIPE, stderr=subprocess.DEVNULL) as child:
-            assert child.stdin is not None
-            batch: list[bytes] = []
-            for entry in export_entries(source):
-                batch.append(entry)
-                if len(batch) >= 4096:
-                    child.stdin.write(b"".join(batch))
-                    batch = []
-            child.stdin.write(b"".join(batch))
-            child.stdin.close()
-            if child.wait() != 0:
-                raise SystemExit("bench: systemd-journal-remote failed")
+        write_journal(text, folder / "host.journal")
         done.touch()
     return sorted(folder.glob("*.journal"))
 

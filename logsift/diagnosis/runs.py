@@ -468,22 +468,7 @@ class Diagnoser:
     def _place_host_events(self) -> None:
         """Give each kernel event to the run that failed right after it on the same host, or, when
         none did, to the host itself (an Xid or OOM kill that took no unit down is still news)."""
-        if not self.host_events:
-            return
-        failed = self._failed_runs()
-        targets: dict[int, _Run] = {}
-        for matched in self.host_events:
-            record = matched.event.event.first
-            target = failed.taken_down_by(record.host, record.line, record.timestamp)
-            if target is None:
-                target = self._run_for(record.host, None, record)
-                for item in matched.event.event.records:
-                    target.touch(item)
-            self._attach(target, matched)
-            targets[id(target)] = target
-        for target in targets.values():
-            target.findings.sort(key=lambda finding: finding.line)
-        self.host_events = []
+        self.place_host_events(None, wait=False)
 
     # -- follow mode: results as they stand, without rebuilding everything ---------------------
 
@@ -523,10 +508,10 @@ class Diagnoser:
     def pending_host_events(self) -> list[Matched]:
         return list(self.host_events)
 
-    def place_host_events(self, latest: datetime | None) -> None:
-        """Follow mode: give each kernel event to the run that failed after it, as `finish` does,
-        once that is decided: a run has failed after it, or HOST_EVENT_WINDOW has passed (in log
-        time, up to `latest`) and it becomes an incident of the host itself."""
+    def place_host_events(self, latest: datetime | None, wait: bool = True) -> None:
+        """Give each kernel event to the run that failed after it on its host, else to the host.
+        Follow mode (`wait`) decides only once that is known: a run has failed after it, or
+        HOST_EVENT_WINDOW has passed (in log time, up to `latest`); until then it waits."""
         if not self.host_events:
             return
         failed = self._failed_runs()
@@ -537,7 +522,7 @@ class Diagnoser:
             target = failed.taken_down_by(record.host, record.line, record.timestamp)
             if target is None:
                 stamp = record.timestamp
-                if latest is None or stamp is None or latest - stamp <= HOST_EVENT_WINDOW:
+                if wait and (latest is None or stamp is None or latest - stamp <= HOST_EVENT_WINDOW):
                     waiting.append(matched)
                     continue
                 target = self._run_for(record.host, None, record)
