@@ -22,7 +22,7 @@ from logsift.read.text import TextReader
 from logsift.records import Record, RunFact
 from logsift.rules import RuleSet
 from logsift.rules.facts import FactRule
-from logsift.rules.samples import Problem
+from logsift.rules.samples import Problem, annotated_blocks
 
 ANNOTATION = "# facts:"
 
@@ -35,35 +35,18 @@ class FactBlock:
 
 
 def parse_fact_samples(path: Path) -> tuple[list[FactBlock], list[Problem]]:
+    found, problems = annotated_blocks(path, (ANNOTATION,))
     blocks: list[FactBlock] = []
-    problems: list[Problem] = []
-    current: FactBlock | None = None
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        stripped = line.strip()
-        if stripped.startswith(ANNOTATION):
-            raw = stripped[len(ANNOTATION):].strip()
-            try:
-                expected = json.loads(raw)
-            except json.JSONDecodeError as error:
-                problems.append(Problem(f"{path}:{number}", f"annotation is not a JSON object: {error}"))
-                expected = {}
-            if not isinstance(expected, dict) or not all(isinstance(value, str) for value in expected.values()):
-                problems.append(Problem(f"{path}:{number}", "annotation must be a JSON object of strings"))
-                expected = {}
-            current = FactBlock(expected, number)
-            blocks.append(current)
-        elif stripped.startswith("#"):
-            continue
-        elif current is None:
-            if stripped:
-                problems.append(Problem(f"{path}:{number}", "sample line before any annotation"))
-        else:
-            current.lines.append(line)
-    for block in blocks:
-        while block.lines and not block.lines[-1].strip():
-            block.lines.pop()
-        if not block.lines:
-            problems.append(Problem(f"{path}:{block.line}", "annotation with no sample lines after it"))
+    for block in found:
+        try:
+            expected = json.loads(block.text)
+        except json.JSONDecodeError as error:
+            problems.append(Problem(f"{path}:{block.line}", f"annotation is not a JSON object: {error}"))
+            expected = {}
+        if not isinstance(expected, dict) or not all(isinstance(value, str) for value in expected.values()):
+            problems.append(Problem(f"{path}:{block.line}", "annotation must be a JSON object of strings"))
+            expected = {}
+        blocks.append(FactBlock(expected, block.line, block.lines))
     return blocks, problems
 
 

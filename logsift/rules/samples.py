@@ -37,34 +37,34 @@ class Problem:
         return f"{self.where}: {self.message}"
 
 
-def parse_samples(path: Path) -> tuple[list[Block], list[Problem]]:
-    blocks: list[Block] = []
+@dataclass
+class Annotated:
+    """One annotation of a sample file and the lines it applies to."""
+
+    line: int  # of the annotation
+    prefix: str  # the one of the parser's prefixes it starts with
+    text: str  # after the prefix
+    lines: list[str] = field(default_factory=list)
+
+
+def annotated_blocks(path: Path, prefixes: tuple[str, ...]) -> tuple[list[Annotated], list[Problem]]:
+    """The blocks of an annotated sample file (rule samples, facts.log): each line starting with
+    one of `prefixes` and the lines after it up to the next annotation, trailing blank lines
+    dropped. Other `#` lines are comments."""
+    blocks: list[Annotated] = []
     problems: list[Problem] = []
-    current: Block | None = None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         stripped = line.strip()
-        for kind in ("ruleid", "ok"):
-            prefix = f"# {kind}:"
-            if stripped.startswith(prefix):
-                rest = stripped[len(prefix):].strip()
-                rule_id, _, raw = rest.partition(" ")
-                fields: dict[str, str] = {}
-                if raw.strip():
-                    try:
-                        fields = json.loads(raw)
-                    except json.JSONDecodeError as error:
-                        problems.append(Problem(f"{path}:{number}", f"annotation fields are not JSON: {error}"))
-                current = Block(kind, rule_id, fields, number)
-                blocks.append(current)
-                break
+        prefix = next((prefix for prefix in prefixes if stripped.startswith(prefix)), None)
+        if prefix is not None:
+            blocks.append(Annotated(number, prefix, stripped[len(prefix):].strip()))
+        elif stripped.startswith("#"):
+            continue
+        elif not blocks:
+            if stripped:
+                problems.append(Problem(f"{path}:{number}", "sample line before any annotation"))
         else:
-            if stripped.startswith("#"):
-                continue
-            if current is None:
-                if stripped:
-                    problems.append(Problem(f"{path}:{number}", "sample line before any annotation"))
-                continue
-            current.lines.append(line)
+            blocks[-1].lines.append(line)
     for block in blocks:
         while block.lines and not block.lines[-1].strip():
             block.lines.pop()
@@ -73,4 +73,20 @@ def parse_samples(path: Path) -> tuple[list[Block], list[Problem]]:
     return blocks, problems
 
 
-__all__ = ["Block", "Problem", "parse_samples"]
+def parse_samples(path: Path) -> tuple[list[Block], list[Problem]]:
+    kinds = {f"# {kind}:": kind for kind in ("ruleid", "ok")}
+    found, problems = annotated_blocks(path, tuple(kinds))
+    blocks: list[Block] = []
+    for block in found:
+        rule_id, _, raw = block.text.partition(" ")
+        fields: dict[str, str] = {}
+        if raw.strip():
+            try:
+                fields = json.loads(raw)
+            except json.JSONDecodeError as error:
+                problems.append(Problem(f"{path}:{block.line}", f"annotation fields are not JSON: {error}"))
+        blocks.append(Block(kinds[block.prefix], rule_id, fields, block.line, block.lines))
+    return blocks, problems
+
+
+__all__ = ["Annotated", "Block", "Problem", "annotated_blocks", "parse_samples"]
