@@ -165,3 +165,15 @@ def test_skipped_records_are_reported_in_json_and_on_stderr(tmp_path: Path) -> N
     warnings = json.loads(out)["summary"]["warnings"]
     assert len(warnings) == 1 and "skipped 1 bad record" in warnings[0]
     assert "logsift: warning: skipped 1 bad record" in err
+
+
+@pytest.mark.parametrize("command", [(), ("report",)])
+def test_stderr_lines_quote_a_site_rule_path_escaped(tmp_path: Path, command: tuple[str, ...]) -> None:
+    # A directory name is the user's, but it ends up on an operator's terminal: as log text, escaped.
+    area = tmp_path / "site\x1b]0;owned\x07"
+    area.mkdir()
+    (area / "broken.toml").write_text('title = "x"\nseverity = "loud"\npriority = 5\nexplanation = ""\n')
+    code, _, err = invoke(*command, "--patterns", str(tmp_path), SEED)
+    assert code == 1
+    [warning] = [line for line in err.splitlines() if "skipped a site rule" in line]
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b" in warning

@@ -20,7 +20,7 @@ import click
 
 from logsift.api import diagnose
 from logsift.cli.options import patterns_option
-from logsift.cli.triage import FAIL_ON, TriageCommand, journal_options, read_line
+from logsift.cli.triage import FAIL_ON, TriageCommand, journal_options, tell_what_was_read
 from logsift.cli.triage import _journal_wanted as journal_wanted
 from logsift.cli.triage import _notify as notify
 from logsift.cli.triage import _source as source_of
@@ -92,14 +92,9 @@ def report(files: tuple[str, ...], output: str, target: Path | None, input_forma
         text = StringIO()
         REPORTERS[output](found, text, options)
         _write(target, text.getvalue())
-    for skipped in found.rules.skipped:
-        click.echo(f"logsift: warning: skipped a site rule: {skipped}", err=True)
-    for warning in found.summary.warnings:
-        click.echo(f"logsift: warning: {warning}", err=True)
-    if not quiet:
-        for note in found.summary.notes:
-            click.echo(f"logsift: note: {note}", err=True)
-        click.echo(f"logsift: {read_line(found, options)}" + (f"; wrote {target}" if target else ""), err=True)
+    from logsift.sanitize import one_line
+
+    tell_what_was_read(found, options, quiet, after=f"; wrote {one_line(str(target))}" if target else "")
     threshold = Severity.parse(fail_on)
     return 1 if any(incident.severity >= threshold for incident in found.incidents) else 0
 

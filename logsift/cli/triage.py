@@ -153,7 +153,6 @@ def triage(files: tuple[str, ...], output: str, follow: bool, input_format: str,
     from logsift.api import diagnose
     from logsift.report import REGISTRY as REPORTERS
     from logsift.report.common import RenderOptions
-    from logsift.sanitize import one_line
 
     progress = _Bar() if _progress_wanted(show_progress) else None
     report = diagnose(
@@ -166,16 +165,7 @@ def triage(files: tuple[str, ...], output: str, follow: bool, input_format: str,
     )
     options = RenderOptions(color=use_color(color) if output == "terminal" else False, width=_width(), utc=utc)
     write_report(lambda: REPORTERS[output](report, sys.stdout, options))
-    # Warnings and notes name files and quote what was read: one line each, escaped.
-    for skipped in report.rules.skipped:
-        click.echo(f"logsift: warning: skipped a site rule: {one_line(skipped)}", err=True)
-    for warning in report.summary.warnings:
-        click.echo(f"logsift: warning: {one_line(warning)}", err=True)
-    if not quiet:
-        for note in report.summary.notes:
-            click.echo(f"logsift: note: {one_line(note)}", err=True)
-        if output != "json":
-            click.echo(f"logsift: {read_line(report, options)}", err=True)
+    tell_what_was_read(report, options, quiet, read=output != "json")
     threshold = Severity.parse(fail_on)
     return 1 if any(incident.severity >= threshold for incident in report.incidents) else 0
 
@@ -193,6 +183,23 @@ def write_report(write: Callable[[], None]) -> None:
         # What could not be written must not be retried at exit, where it would fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise OutputError(f"cannot write the report: {describe_os_error(error)}") from None
+
+
+def tell_what_was_read(report: Report, options: RenderOptions, quiet: bool, read: bool = True, after: str = "") -> None:
+    """stderr after a report: skipped site rules and warnings always; notes and the read line
+    (with `after` appended) unless quiet. They name files and quote what was read: one line
+    each, escaped."""
+    from logsift.sanitize import one_line
+
+    for skipped in report.rules.skipped:
+        click.echo(f"logsift: warning: skipped a site rule: {one_line(skipped)}", err=True)
+    for warning in report.summary.warnings:
+        click.echo(f"logsift: warning: {one_line(warning)}", err=True)
+    if not quiet:
+        for note in report.summary.notes:
+            click.echo(f"logsift: note: {one_line(note)}", err=True)
+        if read:
+            click.echo(f"logsift: {read_line(report, options)}{after}", err=True)
 
 
 def read_line(report: Report, options: RenderOptions) -> str:
