@@ -116,6 +116,7 @@ class Matcher:
         self.near = near
         self.fact_base = 2 * len(rules.rules)
         self.field_facts = tuple(fact for fact in rules.facts if fact.field is not None)
+        self.catch_alls = tuple((number, rule) for number, rule in enumerate(rules.rules) if "catch-all" in rule.tags)
         self.prefilter: Prefilter = build_prefilter(entries(rules, near), engine,
                                                     cache_dir() if cache is CACHE else cache)
         self.budget = RegexBudget()
@@ -205,9 +206,9 @@ class Matcher:
         start = _final_segment(event.records)
         if start is None:
             return
-        for number, rule in enumerate(self.rules.rules):
+        for number, rule in self.catch_alls:
             found_before = findings.get(rule.id)
-            if found_before is None or found_before.line >= start or "catch-all" not in rule.tags:
+            if found_before is None or found_before.line >= start:
                 continue
             for record, hits in candidates:
                 if record.line >= start and 2 * number in hits:
