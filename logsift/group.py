@@ -54,6 +54,9 @@ _NEW_RECORD = compile_lazily(
     r"[IWEF]\d{4} \d\d:|\(\w+ pid=\d+)"
 )
 _NCCL = ("NCCL WARN", "NCCL INFO")
+# A Python frame line, which opens a traceback when its header is not in the input (a paste or
+# an excerpt that starts below "Traceback (most recent call last):").
+_FRAME = compile_lazily(r'^\s+File "[^"\n]+", line \d+, in ')
 
 
 @dataclass
@@ -185,7 +188,7 @@ class Grouper:
     def _starts(self, record: Record, message: str, hits: frozenset[int]) -> str | None:
         if record.is_systemd:
             return "lifecycle"
-        if _TRACEBACK in message:
+        if _TRACEBACK in message or (message[:1] in (" ", "\t") and _FRAME.match(message)):
             return "traceback"
         if _NCCL[0] in message or (_NCCL[1] in message and hits):
             return "nccl"

@@ -32,7 +32,9 @@ SUSPEND_AFTER = 3  # timeouts after which a regex is skipped for the rest of the
 MARKER = -1
 MARKERS = ("traceback (most recent call last)", "nccl warn", "systemd[1]:", "init.scope[1]:",
            # `-o cat` drops the prefix: systemd's lines still name the unit.
-           ".service: ", ".service - ")
+           ".service: ", ".service - ",
+           # A traceback's frame line: a paste that starts below the header is still a traceback.
+           "\", line ")
 # A rule's literal occurs in the line but none of its regexes matches: a near miss, which makes
 # the line an event only for the learned fallback (`Matcher(near=True)`), whose job is to name
 # failures that no rule's regex matches. Without it, near misses are left unparsed.

@@ -54,6 +54,7 @@ class Prediction:
     text: str = ""
     source: str = "rule"  # "rule" or "model"
     confidence: float = 1.0
+    weak: bool = False  # a catch-all, wrapper or generic class: it says that the run failed, not why
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,11 @@ class Outcome:
 
     @property
     def correct(self) -> bool:
-        return self.error is None and self.case.accepts(self.prediction.label)
+        """The expected class or one the manifest accepts; for a cause no class covers, also a weak
+        class (the catch-all quoting the exception says that the cause is unknown)."""
+        if self.error is not None:
+            return False
+        return self.case.accepts(self.prediction.label) or (self.case.expected == UNKNOWN and self.prediction.weak)
 
     @property
     def credited(self) -> str:
@@ -130,9 +135,10 @@ def load_manifest(path: Path, cases_dir: Path | None = None) -> list[Case]:
 # -- predicting -------------------------------------------------------------------------------
 
 
-def predict(analysis: Analysis) -> Prediction:
+def predict(analysis: Analysis, rules: RuleSet | None = None) -> Prediction:
     """The root cause of the incident with the highest (severity, priority); ties: the latest.
-    HEALTHY when there is no incident, UNKNOWN when no incident has a root cause."""
+    HEALTHY when there is no incident, UNKNOWN when no incident has a root cause. With the rules,
+    the prediction says whether its class is weak (says that the run failed, not why)."""
     if not analysis.diagnosis.incidents:
         return Prediction(HEALTHY)
     best: tuple[tuple[int, int, int], Finding] | None = None
@@ -146,7 +152,9 @@ def predict(analysis: Analysis) -> Prediction:
     if best is None:
         return Prediction(UNKNOWN)
     root = best[1]
-    return Prediction(root.rule_id, root.line, root.text, root.source, root.confidence)
+    rule = rules.by_id.get(root.rule_id) if rules is not None else None
+    return Prediction(root.rule_id, root.line, root.text, root.source, root.confidence,
+                      rule is not None and rule.weak)
 
 
 def analyze_file(path: Path, rules: RuleSet, matcher: Matcher | None = None,
@@ -165,7 +173,7 @@ def rule_predictor(rules: RuleSet, fallback: Fallback | None = None) -> Predicto
     matcher = Matcher(rules, near=fallback is not None)
 
     def predictor(path: Path) -> Prediction:
-        return predict(analyze_file(path, rules, matcher, fallback))
+        return predict(analyze_file(path, rules, matcher, fallback), rules)
 
     return predictor
 
