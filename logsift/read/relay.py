@@ -69,7 +69,8 @@ SHAPES: tuple[Shape, ...] = (
     # absl with a date: "2022-03-11 15:15:48.010379: W external/xla/xla/service/gpu/x.cc:80] "
     _shape("absl", r"^" + _DATE + r" " + _TIME + r": (?P<letter>[IWEF]) (?P<origin>[\w./-]+:\d+)\]\s?"),
     # SGLang and others: "[2026-05-25 20:16:09 TP0] ", "[2025-10-04 02:29:36 DP7 TP7] ", "[2024-01-01 00:00:00] "
-    _shape("bracketed-time", r"^\[" + _DATE + r"[ T]" + _TIME + r"(?: [A-Z]+\d*)*\]\s?(?:" + _LEVEL_WORD
+    # (also a CI log view's "[2024-09-05T00:38:34Z] ")
+    _shape("bracketed-time", r"^\[" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]+\d*)*\]\s?(?:" + _LEVEL_WORD
            + r":?\s+)?"),
     # TensorRT: "[04/09/2024-16:26:41] [TRT] [E] ", "[TRT-LLM] [W] "
     _shape("tensorrt", r"^(?:\[\d\d/\d\d/\d{4}-" + _TIME + r"\] )?\[TRT(?:-LLM)?\] \[(?P<letter>[IWEV])\] "),

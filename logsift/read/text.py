@@ -20,7 +20,7 @@ from logsift.records import Record, SinceBoot
 from logsift.sanitize import strip_ansi
 
 _MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
-_TAIL = r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
+_TAIL = r" (?P<host>\S*[^\s:]) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
 # A paste may have lost the host ("Mar 27 17:40:36 kernel: NVRM: Xid ..."): a host never ends in ":".
 _TAIL_HOSTLESS = r" (?:(?P<host>\S*[^\s:]) )?(?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<msg>.*)$"
 
