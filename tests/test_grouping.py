@@ -97,3 +97,23 @@ def test_events_come_out_in_order_of_first_line() -> None:
 
 def test_unflagged_lines_make_no_event() -> None:
     assert events("INFO all good\nDEBUG still good\n") == []
+
+
+HEADERLESS = """\
+  File "/srv/dynamo/runtime/__init__.py", line 38, in wrapper
+    runtime = DistributedRuntime(loop, static)
+              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+Exception: Failed to connect to etcd server
+INFO 05-25 20:37:40 [launcher.py:80] Shutting down
+"""
+
+
+def test_a_paste_that_starts_below_the_header_is_still_a_traceback() -> None:
+    found = events(HEADERLESS, hits_on=('", line ',))
+    assert found[0].kind == "traceback"
+    assert [record.message for record in found[0].records][-1] == "Exception: Failed to connect to etcd server"
+
+
+def test_an_indented_line_that_only_mentions_a_line_number_opens_nothing() -> None:
+    found = events('    see "setup.py", line 3 for the flag\n', hits_on=('", line ',))
+    assert [event.kind for event in found] == ["line"]
