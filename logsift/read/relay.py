@@ -75,9 +75,10 @@ SHAPES: tuple[Shape, ...] = (
     # TensorRT: "[04/09/2024-16:26:41] [TRT] [E] ", "[TRT-LLM] [W] "
     _shape("tensorrt", r"^(?:\[\d\d/\d\d/\d{4}-" + _TIME + r"\] )?\[TRT(?:-LLM)?\] \[(?P<letter>[IWEV])\] "),
     # python logging: "2026-05-25 20:16:09,412 - WARNING - name: ", "2024-12-26 10:14:09,664 name 42 ERROR ",
-    # "2024-12-26 10:14:09.664 | ERROR | mod:fn:12 - " (loguru), "2025-01-01T00:00:00.123Z ERROR "
+    # "2024-12-26 10:14:09.664 | ERROR | mod:fn:12 - " (loguru), "2025-01-01T00:00:00.123Z ERROR ",
+    # "2024-02-20 21:46:23 | ERROR | stderr | " (FastChat's workers)
     _shape("python-logging", r"^" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)?\s+(?:[-|]\s+)?(?:[\w.]+\s+)?"
-           r"(?:\d+\s+)?" + _LEVEL_WORD + r"\b\s*(?:[-|:]\s*(?:(?P<origin>[\w.]+(?::[\w<>]+)*:\d+) - |[\w.]+: )?)?"),
+           r"(?:\d+\s+)?" + _LEVEL_WORD + r"\b\s*(?:[-|:]\s*(?:(?P<origin>[\w.]+(?::[\w<>]+)*:\d+) - |[\w.]+: |[\w.]+ \| )?)?"),
     # "2026-05-25 20:16:09,412 - flashinfer.jit - WARNING - "
     _shape("python-logging-named", r"^" + _DATE + r"[ T]" + _TIME + r" - [\w.]+ - " + _LEVEL_WORD + r" - "),
     # docker logs --timestamps, kubectl --timestamps: "2024-05-01T10:00:00.123456789Z "; Docker
