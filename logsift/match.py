@@ -20,6 +20,7 @@ from logsift.lazy import compile_lazily
 from logsift.records import Event, Finding, Record, RunFact
 from logsift.rules import Pattern, Rule, RuleSet
 from logsift.rules.facts import clean
+from logsift.rules.pattern import compile_pattern
 from logsift.rules.prefilter import REGEX_TIMEOUT as REGEX_TIMEOUT
 from logsift.rules.prefilter import Entry, Prefilter, build_prefilter
 from logsift.sanitize import redact
@@ -39,6 +40,19 @@ MARKERS = ("traceback (most recent call last)", "nccl warn", "systemd[1]:", "ini
 # the line an event only for the learned fallback (`Matcher(near=True)`), whose job is to name
 # failures that no rule's regex matches. Without it, near misses are left unparsed.
 NEAR = -2
+# A line its logger marked fatal (glog/absl `F` lines, logrus and slog `level=fatal`):
+# such loggers end the process after the line, so the run failed even when no rule knows the
+# text. The shapes below make the raw line a candidate; the reader's parsed level decides (a
+# record logged at "critical" with no rule's hit is a MARKER hit), and `Matcher.match` reports it
+# as the failure rule's finding (the run failed, its cause unknown unless a rule names it).
+FATAL_RULE = "serving.failed"
+_FATAL_SOURCE = r"\.(?:cc|cpp|h|hpp|inc|cu|c|go):\d+"  # the logger's code location, as read/relay.py takes it
+_FATAL_SHAPES = (
+    r"(?:^|[\s:\]])\[?F(?:\d{3,4} \d\d:\d\d:\d\d(?:[.,]\d+)?)?\s+(?:\d+\s+)?[\w./-]*" + _FATAL_SOURCE + r"\]"
+    r"|\blevel=(?:fatal|FATAL|Fatal|critical|CRITICAL)\b"
+)
+_FATAL_LITERALS = (".cc:", ".cpp:", ".h:", ".hpp:", ".inc:", ".cu:", ".c:", ".go:", "level=fatal", "level=critical")
+_FATAL_ORIGIN = compile_lazily(_FATAL_SOURCE + "$")
 CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made
 _MARKER_ONLY = frozenset({MARKER})
 
@@ -147,7 +161,7 @@ class Matcher:
         if all(hits <= _MARKER_ONLY for hits in grouped.hits):
             # No rule's or fact's literal (PID 1's "Started ..."): only journal fields can say more.
             fields = list(self._fields(grouped.event.records)) if self.field_facts else []
-            return Matched(grouped, [], [], fields)
+            return Matched(grouped, self._fatal(grouped.event), [], fields)
         findings: dict[str, Finding] = {}
         facts: list[Fact] = []
         observed: list[RunFact] = []
@@ -248,6 +262,17 @@ class Matcher:
                 value = record.fields.get(fact.field or "")
                 if value:
                     yield RunFact(fact.name, fact.label, redact(clean(value)), record.number, record.message, fact.kind)
+
+    def _fatal(self, event: Event) -> list[Finding]:
+        """A line logged at fatal level that no rule knows: the failure rule's finding (FATAL_RULE)."""
+        rule = self.rules.by_id.get(FATAL_RULE)
+        if rule is None:
+            return []
+        for record in event.records:
+            if record.level == "critical":
+                text = record.message.split("\n", 1)[0]
+                return [self._finding(rule, (record.line, text, self._shared((("message", text[:300]),))), event)]
+        return []
 
     @staticmethod
     def _finding(rule: Rule, found: tuple[int, str, dict[str, str]], event: Event, weaker: bool = False) -> Finding:
@@ -350,12 +375,29 @@ def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
     found.extend(Entry(base + number, fact.pattern, fact.pattern.literals, (f"fact {fact.name}", fact.line),
                        f"{fact.path}:{fact.line}") for number, fact in enumerate(rules.facts) if fact.pattern is not None)
     found.extend(Entry(MARKER, None, (marker,)) for marker in MARKERS)
+    found.append(Entry(MARKER, _fatal_shapes(), _FATAL_LITERALS))
     if near:
         found.extend(Entry(NEAR, None, (literal,)) for literal in sorted(literals))
     return found
 
 
 _FRAME = compile_lazily(r'\bFile "[^"]*", line \d+')
+
+
+def _fatal_shapes() -> Pattern:
+    return compile_pattern(_FATAL_SHAPES, list(_FATAL_LITERALS), "logsift/match.py: fatal-level lines", 0, 0)
+
+
+def fatal_hits(record: Record, hits: frozenset[int]) -> frozenset[int]:
+    """A record its logger marked fatal is an event for grouping even when no rule's regex
+    matched it (see FATAL_RULE)."""
+    if hits or record.level != "critical":
+        return hits
+    # Exactly the lines _FATAL_SHAPES makes candidates, so that skipping lines changes nothing.
+    if record.logger == "logfmt" or (record.logger in ("glog", "absl") and record.origin is not None
+                                     and _FATAL_ORIGIN.search(record.origin)):
+        return _MARKER_ONLY
+    return hits
 
 
 def _source_echoes(records: Sequence[Record]) -> set[int]:

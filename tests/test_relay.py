@@ -44,6 +44,9 @@ CASES = [
      'msg="starting llama server"', None, "info", "server.go:380"),
     ("2025-03-05 09:00:31 SIGABRT: abort", "SIGABRT: abort", None, None, None),
     ("2024-05-01T10:00:00.123456789Z panic: runtime error", "panic: runtime error", None, None, None),
+    # pytest's report of a failed test's exception.
+    ("E   RuntimeError: operator torchvision::nms does not exist", "RuntimeError: operator torchvision::nms does not exist",
+     None, "error", None),
     # A CI log view's UTC time in brackets, then uvicorn's level.
     ("[2024-09-05T00:38:34Z] ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 44319)",
      "[Errno 98] error while attempting to bind on address ('0.0.0.0', 44319)", None, "error", None),

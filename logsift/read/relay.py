@@ -91,6 +91,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("dmesg", r"^\[\s*\d+\.\d+\]\s?|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d " + _TIME + r" \d{4}\]\s?"),
     # uvicorn and bare levels: "ERROR:    ", "WARNING:root:", "INFO:     Started server process"
     _shape("level-colon", r"^" + _LEVEL_WORD + r":(?:[\w.]+:)?\s*(?=\S)"),
+    # pytest's failure report: "E   RuntimeError: ..." (the exception lines of a failed test)
+    _shape("pytest", r"^(?P<letter>E)   (?=\S)"),
     # a quoted paste or a shell prompt: "> ", "$ ", "# " (only with a space after)
     _shape("quote", r"^>(?: |$)"),
 )
