@@ -49,3 +49,15 @@ def test_a_fatal_line_among_many_healthy_ones_is_found_with_skipping() -> None:
 def test_a_fatal_line_a_rule_knows_is_named_by_that_rule() -> None:
     line = "F0501 10:00:04.551234   12345 pjrt_stream_executor_client.cc:1243] Check failed: device_ordinal < local_device_count (1 vs. 1)\n"
     assert [cause for _, cause, _ in _runs(line)] == ["process.crashed"]
+
+
+def test_a_bare_killed_after_the_engine_stops_itself_is_not_the_oom_killer() -> None:
+    # vLLM's V1 engine kills its process tree after a worker's exception; bash prints "Killed"
+    # (the corpus's Llama-4 torch.compile case). With a kernel kill line the OOM killer stays the cause.
+    engine = ("(VllmWorker rank=5 pid=9469) ERROR 04-07 10:56:15 [multiproc_executor.py:383] ValueError: too many values to unpack (expected 12)\n"
+              "CRITICAL 04-07 10:56:15 [core_client.py:361] Got fatal signal from worker processes, shutting down. See stack trace above for root cause issue.\n"
+              "Killed\n")
+    assert [cause for _, cause, _ in _runs(engine)] == ["serving.shutdown-after-error"]
+    kernel = "Out of memory: Killed process 9469 (python3) total-vm:123456kB, anon-rss:120000kB, file-rss:0kB, shmem-rss:0kB\n"
+    assert [cause for _, cause, _ in _runs(kernel + engine)] == ["kernel.oom-kill"]
+    assert [cause for _, cause, _ in _runs("allocated 448 MiB\nKilled\n")] == ["kernel.oom-kill"]

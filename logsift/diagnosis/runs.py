@@ -707,11 +707,14 @@ class Diagnoser:
             return None
         present = {f.rule_id for f in causes}
         explained: set[str] = set()
+        explained_fallback: set[str] = set()
         for finding in causes:
             rule = self.rules.by_id.get(finding.rule_id)
             if rule is not None:
                 explained.update(other for other in rule.explains if other != finding.rule_id and other in present)
-        candidates = [f for f in causes if f.rule_id not in explained] or causes
+                explained_fallback.update(other for other in rule.explains_fallback if other != finding.rule_id)
+        candidates = [f for f in causes if f.rule_id not in explained
+                      and not (f.weaker and f.rule_id in explained_fallback)] or causes
         # Within a rank, a finding of a rule's own wording beats its weaker evidence (a kernel's
         # OOM report header beats nothing, but the kill line that names the victim beats it).
         return max(candidates, key=lambda f: (_rank(f), not f.weaker, f.severity, -f.line))

@@ -30,7 +30,7 @@ from logsift.rules.pattern import LazyRegex, Pattern, compile_pattern
 
 SIGNALS = ("ready", "failure")  # a run came up; a run failed (without saying why)
 _KEYS = {
-    "title", "severity", "priority", "explains", "explanation", "remediation", "avoid",
+    "title", "severity", "priority", "explains", "explains_fallback", "explanation", "remediation", "avoid",
     "references", "match", "context", "defaults", "signal", "tags", "versions", "description",
 }
 _RULE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -47,6 +47,9 @@ class Rule:
     matches: tuple[Pattern, ...]
     context: tuple[Pattern, ...] = ()
     explains: tuple[str, ...] = ()
+    # Classes whose weaker evidence only (their `fallback = true` matches) this rule explains: a
+    # bare "Killed" after the engine said it stops itself, not the kernel's own kill line.
+    explains_fallback: tuple[str, ...] = ()
     explanation: str = ""
     remediation: tuple[str, ...] = ()
     avoid: tuple[str, ...] = ()
@@ -248,7 +251,7 @@ def _load_rules(bundled: list[Path], extra: list[Path], strict: bool) -> RuleSet
             if lenient:
                 site.add(rule.id)
     for rule in list(found.values()):
-        unknown = [other for other in rule.explains if other not in found]
+        unknown = [other for other in (*rule.explains, *rule.explains_fallback) if other not in found]
         if unknown and rule.id in site:
             skipped.append(f"{_where(rule.path, 'explains')}: explains unknown class {unknown[0]!r}; rule skipped")
             del found[rule.id]
@@ -297,6 +300,7 @@ def load_rule(path: Path, rule_id: str) -> Rule:
         matches=matches,
         context=_patterns(path, text, data.get("context", []), "context"),
         explains=_strings(path, text, data, "explains"),
+        explains_fallback=_strings(path, text, data, "explains_fallback"),
         explanation=_string(path, text, data, "explanation").strip(),
         remediation=_strings(path, text, data, "remediation"),
         avoid=_strings(path, text, data, "avoid"),
@@ -472,7 +476,7 @@ def _rule_to(rule: Rule) -> dict[str, Any]:
         "id": rule.id, "path": str(rule.path), "title": rule.title, "severity": rule.severity.name,
         "priority": rule.priority, "matches": [_pattern_to(pattern) for pattern in rule.matches],
         "context": [_pattern_to(pattern) for pattern in rule.context], "explains": list(rule.explains),
-        "explanation": rule.explanation, "remediation": list(rule.remediation), "avoid": list(rule.avoid),
+        "explains_fallback": list(rule.explains_fallback), "explanation": rule.explanation, "remediation": list(rule.remediation), "avoid": list(rule.avoid),
         "references": list(rule.references), "defaults": dict(rule.defaults), "signal": rule.signal,
         "tags": list(rule.tags), "versions": dict(rule.versions),
     }
@@ -483,7 +487,7 @@ def _rule_from(item: dict[str, Any]) -> Rule:
         id=item["id"], path=Path(item["path"]), title=item["title"], severity=Severity[item["severity"]],
         priority=item["priority"], matches=tuple(_pattern_from(entry) for entry in item["matches"]),
         context=tuple(_pattern_from(entry) for entry in item["context"]), explains=tuple(item["explains"]),
-        explanation=item["explanation"], remediation=tuple(item["remediation"]), avoid=tuple(item["avoid"]),
+        explains_fallback=tuple(item["explains_fallback"]), explanation=item["explanation"], remediation=tuple(item["remediation"]), avoid=tuple(item["avoid"]),
         references=tuple(item["references"]), defaults=dict(item["defaults"]), signal=item["signal"],
         tags=tuple(item["tags"]), versions=dict(item["versions"]),
     )
