@@ -56,7 +56,7 @@ _NEW_RECORD = compile_lazily(
 _NCCL = ("NCCL WARN", "NCCL INFO")
 # A Python frame line, which opens a traceback when its header is not in the input (a paste or
 # an excerpt that starts below "Traceback (most recent call last):").
-_FRAME = compile_lazily(r'^\s+File "[^"\n]+", line \d+, in ')
+_FRAME = compile_lazily(r'^\s*File "[^"\n]+", line \d+, in ')
 
 
 @dataclass
@@ -188,7 +188,7 @@ class Grouper:
     def _starts(self, record: Record, message: str, hits: frozenset[int]) -> str | None:
         if record.is_systemd:
             return "lifecycle"
-        if _TRACEBACK in message or (message[:1] in (" ", "\t") and _FRAME.match(message)):
+        if _TRACEBACK in message or (message[:1] in (" ", "\t", "F") and _FRAME.match(message)):
             return "traceback"
         if _NCCL[0] in message or (_NCCL[1] in message and hits):
             return "nccl"
@@ -240,6 +240,8 @@ class Grouper:
         if state == "body":
             if message == "" or message[:1] in (" ", "\t") or _TRACEBACK in message:
                 return True
+            if message.startswith('File "') and _FRAME.match(message):
+                return True  # a frame whose indentation the paste lost
             current.state = "exception"  # the exception line, e.g. "RuntimeError: ..."
             return True
         # After the exception line: its message may go on (build output, CUDA banner).
