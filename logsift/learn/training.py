@@ -115,8 +115,9 @@ def needs_model(matched: Matched, rules: RuleSet) -> bool:
     event = matched.event.event
     if event.kind == "lifecycle":
         return False
-    if any(not weak(rules.by_id.get(finding.rule_id)) for finding in matched.findings):
-        return False
+    if any(not weak(rule) or "consequence" in rule.tags
+           for rule in (rules.by_id.get(finding.rule_id) for finding in matched.findings) if rule is not None):
+        return False  # a class names it, or a rule says it follows from a failure elsewhere
     if event.kind in ("traceback", "build"):
         return True
     for _, raw in event_lines(event):
