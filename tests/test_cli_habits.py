@@ -72,7 +72,7 @@ def test_every_run_ends_with_what_was_read() -> None:
     code, _, err = invoke(str(SEED))
     assert code == 1
     last = err.strip().splitlines()[-1]
-    assert last == ("logsift: read 448 lines (186 parsed), 1 unit, 1 host, 2026-05-25 20:11:02 UTC to "
+    assert last == ("logsift: read 448 lines (189 parsed), 1 unit, 1 host, 2026-05-25 20:11:02 UTC to "
                     "2026-05-25 21:19:34 UTC, 4 runs, 1 incident")
     _, document = report(str(SEED))
     summary = document["summary"]
