@@ -48,5 +48,6 @@ def test_each_fixture_tells_its_situation() -> None:
     [incident] = warning.incidents
     assert incident.resolved and incident.root_cause is not None
     assert incident.root_cause.rule_id == "cuda.out-of-memory"
-    assert [noted.finding.rule_id for noted in warning.findings] == ["python.unclassified-traceback",
-                                                                     "cuda.out-of-memory"]
+    # The retried KV-cache allocation's OOM, noted (the catch-all reads the same exception line
+    # and gives way to the class that names it).
+    assert [noted.finding.rule_id for noted in warning.findings] == ["cuda.out-of-memory"]
