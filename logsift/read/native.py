@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import fnmatch
 from bisect import bisect_left, bisect_right
-from itertools import accumulate, islice
+from itertools import accumulate, islice, repeat
+from operator import add, contains
 from typing import Any, Iterator
 
 from systemd import _reader  # the low-level reader: no per-field conversion, 2-5x faster
@@ -296,7 +297,10 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
                     break
         if batch.messages:
             joined = b"\n".join(batch.messages)
-            newlines = joined.count(b"\n")
+            # the LFs of the batch: the separators, and more only where a message spans lines
+            # (looked for message by message: counting the LFs of the block costs more)
+            newlines = joined.count(b"\n") if any(map(contains, batch.messages, repeat(b"\n"))) \
+                else len(batch.messages) - 1
             if batch.lines is None:
                 line = batch.start_line + newlines + 1
             yield from _visit(journal, batch, joined, newlines, pid1, kernel, source, problems, skipping)
@@ -392,8 +396,11 @@ def _pid(get: Any) -> bytes | None:
 def _indexes(messages: list[bytes], among: frozenset[bytes]) -> set[int]:
     """The indexes of the messages that are in `among` (a set intersection first, in C: most
     batches hold a few of them, and most messages are none of them)."""
+    common = among.intersection(messages)
+    if len(common) > 2:  # (the intersection hashed the messages: looking each up again is cheap)
+        return {index for index, message in enumerate(messages) if message in common}
     found: set[int] = set()
-    for message in among.intersection(messages):
+    for message in common:
         index = -1
         try:
             while True:
@@ -416,7 +423,7 @@ def _visit(journal: Any, batch: _Batch, joined: bytes, newlines: int, pid1: froz
     candidates = skipping.candidates(joined)
     starts: list[int] | None = None  # where each message starts in `joined`, when one spans lines
     if newlines != len(messages) - 1 or candidates:
-        starts = list(accumulate([len(message) + 1 for message in messages], initial=0))
+        starts = list(accumulate(map(add, map(len, messages), repeat(1)), initial=0))  # (C iterators: no bytecode per entry)
         for start, entry_ids in candidates:
             ids.setdefault(bisect_right(starts, start) - 1, []).extend(entry_ids)
         if newlines == len(messages) - 1:
