@@ -16,7 +16,7 @@ from __future__ import annotations
 import fnmatch
 from bisect import bisect_left, bisect_right
 from itertools import accumulate, islice, repeat
-from operator import add, contains
+from operator import add
 from typing import Any, Iterator
 
 from systemd import _reader  # the low-level reader: no per-field conversion, 2-5x faster
@@ -297,10 +297,7 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
                     break
         if batch.messages:
             joined = b"\n".join(batch.messages)
-            # the LFs of the batch: the separators, and more only where a message spans lines
-            # (looked for message by message: counting the LFs of the block costs more)
-            newlines = joined.count(b"\n") if any(map(contains, batch.messages, repeat(b"\n"))) \
-                else len(batch.messages) - 1
+            newlines = joined.count(b"\n")  # the separators, and more where a message spans lines
             if batch.lines is None:
                 line = batch.start_line + newlines + 1
             yield from _visit(journal, batch, joined, newlines, pid1, kernel, source, problems, skipping)
@@ -394,21 +391,8 @@ def _pid(get: Any) -> bytes | None:
 
 
 def _indexes(messages: list[bytes], among: frozenset[bytes]) -> set[int]:
-    """The indexes of the messages that are in `among` (a set intersection first, in C: most
-    batches hold a few of them, and most messages are none of them)."""
-    common = among.intersection(messages)
-    if len(common) > 2:  # (the intersection hashed the messages: looking each up again is cheap)
-        return {index for index, message in enumerate(messages) if message in common}
-    found: set[int] = set()
-    for message in common:
-        index = -1
-        try:
-            while True:
-                index = messages.index(message, index + 1)
-                found.add(index)
-        except ValueError:
-            pass
-    return found
+    """The indexes of the messages that are in `among`."""
+    return {index for index, message in enumerate(messages) if message in among}
 
 
 def _visit(journal: Any, batch: _Batch, joined: bytes, newlines: int, pid1: frozenset[bytes] | None,
