@@ -243,17 +243,26 @@ def test_unit_selection_keeps_the_kernel_lines_that_killed_it(xid_journal: Path,
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("case", ["seed", "boots", "no-pid", "multi-line"])
-def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str, backend: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", ["seed", "boots", "no-pid", "multi-line", "window", "small-batches"])
+def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str, backend: str, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Both skims change nothing but speed: the native reader's (MESSAGE only, _PID read only
-    while a process has an open event, PID 1's entries known from the journal's index) and the
-    journalctl fallback's (export entries left unparsed): on the seed's journal, the three
-    boots with two units, and systemd lines without a _PID."""
+    while a process has an open event, PID 1's entries known from the journal's index, the
+    entries that matter found again by the cursors kept while reading ahead) and the journalctl
+    fallback's (export entries left unparsed): on the seed's journal, the three boots with two
+    units, systemd lines without a _PID, a --since/--until window with an entry inside it whose
+    clock went back before --since, and batches of 40 entries with a cursor every 8 (the seed
+    fits in one batch of the real size)."""
     from logsift.match import Matcher
     from logsift.pipeline import analyze_source
+    from logsift.read import native
     from logsift.report.document import Report
     from logsift.rules import load_rules
 
+    window: dict[str, str] = {}
+    if case == "small-batches":
+        monkeypatch.setattr(native, "SKIM_BATCH", 40)
+        monkeypatch.setattr(native, "MARK_EVERY", 8)
     if case == "boots":
         entries = BOOT_ENTRIES
     else:
@@ -265,10 +274,15 @@ def test_skimming_native_files_gives_the_report_of_reading_every_entry(case: str
             kernel = [(name, value) for name, value in entries[5] if name.startswith("__") or name == "_BOOT_ID"]
             entries.insert(6, [*kernel, ("_TRANSPORT", "kernel"), ("SYSLOG_IDENTIFIER", "kernel"),
                                ("_HOSTNAME", "dflash-train"), ("MESSAGE", "NVRM: loading NVIDIA UNIX x86_64 Kernel Module")])
+        if case == "window":  # from the first run's start to past the second's failure; one entry's clock went back
+            window = {"since": "2026-05-25 20:11:05", "until": "2026-05-25 20:40:00"}
+            moved = dict(entries[60])
+            entries[60] = [(name, str(int(moved["__REALTIME_TIMESTAMP"]) - 3_600_000_000) if name == "__REALTIME_TIMESTAMP"
+                            else value) for name, value in entries[60]]
     journal = build_journal(entries_export(entries), tmp_path / f"{case}.journal")
     rules = load_rules()
     matcher = Matcher(rules)
-    chosen = selection.select(files=[str(journal)])
+    chosen = selection.select(files=[str(journal)], since=window.get("since"), until=window.get("until"))
 
     def document(skip: bool) -> dict[str, object]:
         analysis = analyze_source(lambda skipping: sources.journal_records(chosen, ReadProblems(), backend, skipping),

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import fnmatch
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
+from itertools import accumulate, islice, repeat
+from operator import add
 from typing import Any, Iterator
 
 from systemd import _reader  # the low-level reader: no per-field conversion, 2-5x faster
@@ -170,26 +171,58 @@ def _entries(journal: Any, selection: Selection, problems: ReadProblems) -> Iter
 
 
 SKIM_BATCH = 1024  # entries read ahead, scanned at once, then revisited where they matter
-PID1_KEPT = 100_000  # PID 1 entries whose times the skim keeps; past that, every entry's _PID is read
+MARK_EVERY = 32  # entries between the cursors kept while reading ahead: where a visit seeks to
+PID1_KEPT = 100_000  # PID 1 messages that the skim keeps; past that, every entry's _PID is read
 UNREAD = b"?"  # an entry's _PID not read (yet): not a value _PID can have
+
+
+class _Kernel:
+    """The first kernel entry of the selection, until the skim has read it (`cursor` None)."""
+
+    __slots__ = ("message", "cursor")
+
+    def __init__(self, message: bytes, cursor: str) -> None:
+        self.message: bytes = message
+        self.cursor: str | None = cursor
+
+
+class _Batch:
+    """Entries read ahead: their messages and what is known of them, and the cursors to come
+    back to them (`marks`: (index, cursor) ascending; every entry from a mark to the next is
+    the one `_next` steps to). `after`: the cursor of the entry that follows the batch, where
+    the next batch starts (None: the selection ends with this batch)."""
+
+    __slots__ = ("messages", "pids", "lines", "careful", "marks", "gaps", "after", "start_line")
+
+    def __init__(self, start_line: int, with_lines: bool) -> None:
+        self.messages: list[bytes] = []
+        self.pids: list[bytes | None] | None = None  # each entry's _PID, when read ahead
+        self.lines: list[int] | None = [] if with_lines else None  # each entry's line, unless counted
+        self.careful: set[int] = set()  # entries to read in full whatever the scan says
+        self.marks: list[tuple[int, str]] = []
+        self.gaps = False  # whether entries left out (before --since) lie between two of the batch's
+        self.after: str | None = None
+        self.start_line = start_line
 
 
 def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: Skipping) -> Iterator[Record]:
     """The entries that may matter, as records: those whose MESSAGE is a candidate of the
     prefilter, PID 1's (runs), and those of a process with an open event. Entries are read
     ahead a batch at a time with the binding's low-level calls, MESSAGE only (no dict of every
-    field); the batch's messages are scanned in one call; then the journal steps back to the
-    entries that matter and makes records of those alone. `_PID` costs more than MESSAGE (it
-    is one of the last fields of an entry), so it is read only while a process has an open
-    event; PID 1's entries are known beforehand from the journal's own index (`_pid1_times`).
-    Every entry still counts in the line numbers, the time window and, when nothing filters
-    the journal, the hosts."""
+    field, no time: each costs a call per entry), with a cursor every MARK_EVERY entries; the
+    batch's messages are scanned in one call; then the journal seeks back to the entries that
+    matter (the nearest cursor before each, then a few steps) and makes records of those
+    alone. `_PID` costs more than MESSAGE (it is one of the last fields of an entry), so it is
+    read only while a process has an open event; PID 1's entries are known beforehand from the
+    journal's own index (`_pid1_messages`: an entry with one of their messages has its `_PID`
+    read). Every entry still counts in the line numbers, the time window and, when nothing
+    filters the journal, the hosts."""
     source = selection.source
     since, until = selection.since_usec, selection.until_usec
     several_boots = len(journal.query_unique("_BOOT_ID")) > 1
-    get, advance, realtime_of = journal._get, journal._next, journal._get_realtime
-    pid1 = _pid1_times(selection) if not (selection.units or selection.boot is not None) else None
-    kernel = _first_kernel_time(selection)  # that entry is read: the summary says whether there were any
+    get, advance, realtime_of, cursor_of = journal._get, journal._next, journal._get_realtime, journal._get_cursor
+    pid1 = _pid1_messages(selection) if not (selection.units or selection.boot is not None) else None
+    kernel = _first_kernel(selection)  # that entry is read: the summary says whether there were any
     line = 1
     first: int | None = None
     boot: bytes | None = None
@@ -202,19 +235,18 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
     if more:
         first = realtime_of()
     while not done:
-        messages: list[bytes] = []
-        # each entry's _PID, UNREAD where not read: read ahead only while a process has an
-        # open event, else looked up in _visit where the entry may be PID 1's or an open one's
+        # each entry's _PID is read ahead only while a process has an open event (or when PID
+        # 1's entries are too many to know beforehand), else looked up in _visit where the
+        # entry may be PID 1's or an open one's
         with_pids = pid1 is None or bool(skipping.wanted)
-        pids: list[bytes | None] = []
-        maybe_pid1: set[int] = set()  # entries at a time PID 1 logged at: their _PID decides
-        lines: list[int] | None = None if simple else []  # each entry's line number, unless counted below
-        careful: set[int] = set()  # entries to read in full whatever the scan says
-        start_line = line
+        batch = _Batch(line, not simple)
         if simple and not with_pids:
-            done, last = _read_ahead(journal, messages, careful, maybe_pid1, pid1, kernel)
-            pids = [UNREAD] * len(messages)
+            done = _read_ahead(journal, batch)
+            if done:
+                last = realtime_of()  # the read-ahead ended on the selection's last entry
         else:
+            batch.pids = [] if with_pids else None
+            mark = True  # the next entry kept needs a cursor (the first, or one after a gap)
             while True:
                 if not simple:
                     if since is not None or until is not None:
@@ -223,6 +255,8 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
                             done = True
                             break
                         if since is not None and realtime < since:
+                            mark = True
+                            batch.gaps = bool(batch.messages)
                             if not advance():
                                 done = True
                                 break
@@ -232,105 +266,117 @@ def _skim(journal: Any, selection: Selection, problems: ReadProblems, skipping: 
                         if boot is not None and this_boot != boot:
                             line += 1  # journalctl prints "-- Boot ... --" here
                         boot = this_boot
+                index = len(batch.messages)
+                if mark or index % MARK_EVERY == 0:
+                    batch.marks.append((index, cursor_of()))
+                    mark = False
                 try:
                     message = get("MESSAGE")
                     if len(message) > MESSAGE_CAP:
                         raise KeyError
                 except KeyError:
-                    careful.add(len(messages))
+                    batch.careful.add(index)
                     message = b""
-                if kernel is not None and realtime_of() == kernel:
-                    careful.add(len(messages))
-                if with_pids:
-                    pids.append(_pid(get))
-                else:
-                    pids.append(UNREAD)
-                    if pid1 is not None and realtime_of() in pid1:
-                        maybe_pid1.add(len(messages))
-                messages.append(message)
-                if lines is not None:
-                    lines.append(line)
+                if batch.pids is not None:
+                    batch.pids.append(_pid(get))
+                batch.messages.append(message)
+                if batch.lines is not None:
+                    batch.lines.append(line)
                     line += message.count(b"\n") + 1
                 if since is not None or until is not None:
-                    last = realtime  # the entry past --until, if any, is not the last one read
-                if len(messages) >= SKIM_BATCH:
+                    last = realtime  # an entry past --until, if any, is not the last one read
+                full = len(batch.messages) >= SKIM_BATCH
+                if full:
                     last = realtime_of()
-                    break
                 if not advance():
                     last = realtime_of()  # a failed step stays on the last entry
                     done = True
                     break
-        if messages:
-            joined = b"\n".join(messages)
-            if lines is None:
-                line = start_line + _newlines(joined) + 1
-            yield from _visit(journal, joined, messages, pids, maybe_pid1, lines, start_line, careful, source, problems,
-                              skipping)
-            if not done and not advance():
-                done = True
+                if full:
+                    batch.after = cursor_of()
+                    break
+        if batch.messages:
+            joined = b"\n".join(batch.messages)
+            newlines = joined.count(b"\n")  # the separators, and more where a message spans lines
+            if batch.lines is None:
+                line = batch.start_line + newlines + 1
+            yield from _visit(journal, batch, joined, newlines, pid1, kernel, source, problems, skipping)
+            if kernel is not None and kernel.cursor is None:
+                kernel = None  # it was read
     hosts = () if selection.wanted_entries else [value.decode("utf-8", "replace") for value in journal.query_unique("_HOSTNAME")]
     skipping.done(line - 1, journal_time(str(first)) if first is not None else None,
                   journal_time(str(last)) if last is not None else None, hosts, ())
 
 
-def _read_ahead(journal: Any, messages: list[bytes], careful: set[int], maybe_pid1: set[int],
-                pid1: set[int] | None, kernel: int | None) -> tuple[bool, int]:
+def _read_ahead(journal: Any, batch: _Batch) -> bool:
     """_skim's read-ahead where nothing but MESSAGE is needed (no time window, one boot, no
-    open event): a batch of messages from the current entry on. Returns whether the journal
-    ended, and the time of the last entry read (the journal stays on it)."""
-    get, advance, realtime_of = journal._get, journal._next, journal._get_realtime
+    open event): a batch of messages from the current entry on, the journal left on the entry
+    after them (`batch.after`). Returns whether the selection ended (the journal stays on its
+    last entry)."""
+    get, advance, cursor_of = journal._get, journal._next, journal._get_cursor
+    messages, careful, marks = batch.messages, batch.careful, batch.marks
     append = messages.append
-    done = False
-    for index in range(SKIM_BATCH):
-        try:
-            message = get("MESSAGE")
-        except KeyError:
-            careful.add(index)
-            message = b""
-        else:
+    for block in range(0, SKIM_BATCH, MARK_EVERY):
+        marks.append((block, cursor_of()))
+        for _ in range(MARK_EVERY):
+            try:
+                append(get("MESSAGE"))
+            except KeyError:
+                careful.add(len(messages))
+                append(b"")
+            if not advance():
+                _cut_long(messages, careful)
+                return True  # a failed step stays on the last entry
+    _cut_long(messages, careful)
+    batch.after = cursor_of()
+    return False
+
+
+def _cut_long(messages: list[bytes], careful: set[int]) -> None:
+    """Messages longer than the cap (cut at the data threshold) are read in full, as careful."""
+    if messages and max(map(len, messages)) > MESSAGE_CAP:
+        for index, message in enumerate(messages):
             if len(message) > MESSAGE_CAP:
                 careful.add(index)
-                message = b""
-        if pid1 is not None or kernel is not None:
-            realtime = realtime_of()
-            if pid1 is not None and realtime in pid1:
-                maybe_pid1.add(index)
-            if realtime == kernel:
-                careful.add(index)
-        append(message)
-        if index < SKIM_BATCH - 1 and not advance():
-            done = True  # a failed step stays on the last entry
-            break
-    return done, realtime_of()
+                messages[index] = b""
 
 
-def _pid1_times(selection: Selection) -> set[int] | None:
-    """The times of the entries that PID 1 logged (or systemd without a _PID), from a second
+def _pid1_messages(selection: Selection) -> frozenset[bytes] | None:
+    """The messages of the entries that PID 1 logged (or systemd without a _PID), from a second
     reader of the same files with the journal's match on them (its index, no scan); None when
     there are too many to keep (then _skim reads every entry's _PID)."""
-    times: set[int] = set()
+    messages: set[bytes] = set()
     for match in ("_PID=1", "SYSLOG_IDENTIFIER=systemd"):
         journal = open_journal(selection)
         try:
+            journal.data_threshold = MESSAGE_CAP + 1
             journal.add_match(match)
+            get = journal._get
             while journal._next():
-                times.add(journal._get_realtime())
-                if len(times) > PID1_KEPT:
+                try:
+                    messages.add(get("MESSAGE"))
+                except KeyError:
+                    continue  # no MESSAGE: the skim reads such an entry in full anyway
+                if len(messages) > PID1_KEPT:
                     return None
         finally:
             journal.close()
-    return times
+    return frozenset(messages)
 
 
-def _first_kernel_time(selection: Selection) -> int | None:
-    """The time of the first kernel entry of the selection (None: there is none)."""
+def _first_kernel(selection: Selection) -> _Kernel | None:
+    """The message and cursor of the first kernel entry of the selection (None: there is none)."""
     journal = open_journal(selection)
     try:
         if not _apply(journal, selection):
             return None
+        journal.data_threshold = MESSAGE_CAP + 1
         journal.add_conjunction()
         journal.add_match("_TRANSPORT=kernel")
-        return journal._get_realtime() if journal._next() else None
+        if not journal._next():
+            return None
+        message = _field(journal._get, "MESSAGE")
+        return _Kernel(message if message is not None and len(message) <= MESSAGE_CAP else b"", journal._get_cursor())
     finally:
         journal.close()
 
@@ -344,23 +390,40 @@ def _pid(get: Any) -> bytes | None:
     return pid
 
 
-def _visit(journal: Any, joined: bytes, messages: list[bytes], pids: list[bytes | None], maybe_pid1: set[int],
-           lines: list[int] | None, start_line: int, careful: set[int], source: str, problems: ReadProblems,
-           skipping: Skipping) -> Iterator[Record]:
-    """Records of the batch's entries that matter; the journal is at the batch's last entry
-    before and after. `lines`: each entry's line number, or None: counted from `start_line`.
-    While no process has an open event, it goes from one entry that matters to the next (those
-    the scan found, PID 1's, the careful ones); while one has, it looks at every entry."""
-    starts = list(accumulate([len(message) + 1 for message in messages], initial=0))
+def _indexes(messages: list[bytes], among: frozenset[bytes]) -> set[int]:
+    """The indexes of the messages that are in `among`."""
+    return {index for index, message in enumerate(messages) if message in among}
+
+
+def _visit(journal: Any, batch: _Batch, joined: bytes, newlines: int, pid1: frozenset[bytes] | None,
+           kernel: _Kernel | None, source: str, problems: ReadProblems, skipping: Skipping) -> Iterator[Record]:
+    """Records of the batch's entries that matter; the journal is left on the entry after the
+    batch (`batch.after`). While no process has an open event, it goes from one entry that
+    matters to the next (those the scan found, PID 1's, the careful ones, the entries with a
+    message PID 1 or the first kernel entry logged, to be confirmed); while one has, it looks
+    at every entry."""
+    messages, pids, careful = batch.messages, batch.pids, batch.careful
     ids: dict[int, list[int]] = {}
-    for start, entry_ids in skipping.candidates(joined):
-        ids.setdefault(bisect_right(starts, start) - 1, []).extend(entry_ids)
-    chosen = sorted({*ids, *careful, *maybe_pid1, *(index for index, pid in enumerate(pids) if pid == b"1")})
+    candidates = skipping.candidates(joined)
+    starts: list[int] | None = None  # where each message starts in `joined`, when one spans lines
+    if newlines != len(messages) - 1 or candidates:
+        starts = list(accumulate(map(add, map(len, messages), repeat(1)), initial=0))  # (C iterators: no bytecode per entry)
+        for start, entry_ids in candidates:
+            ids.setdefault(bisect_right(starts, start) - 1, []).extend(entry_ids)
+        if newlines == len(messages) - 1:
+            starts = None  # one line per entry: entry N is the batch's line N
+    # entries to look at (their _PID, or their cursor) before they are read in full
+    maybe = _indexes(messages, pid1) if pid1 is not None and pids is None else set()
+    kernel_cursor = kernel.cursor if kernel is not None else None
+    if kernel is not None and kernel_cursor is not None:
+        maybe.update(_indexes(messages, frozenset((kernel.message,))))
+    ones = {index for index, pid in enumerate(pids) if pid == b"1"} if pids is not None else set()
+    chosen = sorted({*ids, *careful, *maybe, *ones})
     last = len(messages) - 1
-    at = last  # where the journal is
+    at: int | None = None  # the entry the journal is on, when it is one of the batch's
     wanted = skipping.wanted
     get = journal._get
-    counted_at, counted = 0, start_line  # the line number of entry `counted_at` (when `lines` is None)
+    counted_at, counted = 0, batch.start_line  # the line number of entry `counted_at` (multi-line batches)
     index = 0
     while index <= last:
         if not wanted:
@@ -368,41 +431,57 @@ def _visit(journal: Any, joined: bytes, messages: list[bytes], pids: list[bytes 
             if following == len(chosen):
                 break
             index = chosen[following]
-        pid = pids[index]
-        if not (index in ids or pid == b"1" or index in careful):
-            if pid is UNREAD:
-                if not (wanted or index in maybe_pid1):
+        pid = pids[index] if pids is not None else UNREAD
+        sure = index in ids or index in careful or pid == b"1"
+        if not sure and index not in maybe and not (wanted and (pid is UNREAD or _open(pid, wanted))):
+            index += 1
+            continue
+        if not _go(journal, batch, at, index):
+            break
+        at = index
+        if not sure:
+            if kernel_cursor is not None and index in maybe and journal.test_cursor(kernel_cursor):
+                pass  # the first kernel entry: read in full below
+            else:
+                if pid is UNREAD:
+                    pid = _pid(get)
+                if not (pid == b"1" or (wanted and _open(pid, wanted))):
                     index += 1
                     continue
-            elif not (wanted and _open(pid, wanted)):
-                index += 1
-                continue
-        if index != at:
-            moved = journal._previous(at - index) if index < at else journal._next(index - at)
-            if not moved:
-                break
-            at = index
-        if pid is UNREAD and index not in ids and index not in careful:
-            pid = _pid(get)
-            if not (pid == b"1" or (wanted and _open(pid, wanted))):
-                index += 1
-                continue
-        if lines is not None:
-            number = lines[index]
+        if batch.lines is not None:
+            number = batch.lines[index]
+        elif starts is None:
+            number = batch.start_line + index
         else:
-            counted += _newlines(joined[starts[counted_at] : starts[index]])
+            counted += joined.count(b"\n", starts[counted_at], starts[index])
             counted_at, number = index, counted
         record = _record(journal, journal._get_all(), journal._get_realtime(), source, number, problems)
         if record is not None:
+            if kernel is not None and kernel_cursor is not None and record.cursor == kernel_cursor:
+                kernel.cursor = kernel_cursor = None  # it was read
             skipping.found(record, ids.get(index, ()))
             yield record
         index += 1
-    if at != last:
-        journal._next(last - at)
+    if batch.after is not None and at is not None:  # (not moved: still on it)
+        if last - at < MARK_EVERY and not batch.gaps:
+            journal._next(last + 1 - at)
+        else:
+            journal.seek_cursor(batch.after)
+            journal._next()
 
 
-def _newlines(data: bytes) -> int:
-    return len(data) - len(data.replace(b"\n", b""))
+def _go(journal: Any, batch: _Batch, at: int | None, index: int) -> bool:
+    """Put the journal on the batch's entry `index`: steps forward from where it is when that
+    is near, else a seek to the nearest cursor kept before it and steps from there."""
+    if at is not None and 0 <= index - at <= MARK_EVERY and not batch.gaps:
+        return at == index or bool(journal._next(index - at))
+    mark_index, cursor = batch.marks[bisect_right(batch.marks, (index, "\uffff")) - 1]
+    if at is not None and mark_index <= at <= index:
+        return at == index or bool(journal._next(index - at))
+    journal.seek_cursor(cursor)
+    if not journal._next():
+        return False
+    return index == mark_index or bool(journal._next(index - mark_index))
 
 
 def _open(pid: bytes | None, wanted: Any) -> bool:
@@ -441,13 +520,9 @@ def _message(value: bytes | list[bytes], problems: ReadProblems, where: str) -> 
 
 
 def _fields(raw: dict[str, Any]) -> dict[str, str]:
-    fields: dict[str, str] = {}
-    for name, value in raw.items():
-        if len(fields) >= MAX_FIELDS:
-            break
-        data = value[0] if isinstance(value, list) else value
-        fields[name] = data[:FIELD_CAP].decode("utf-8", "replace")
-    return fields
+    items = raw.items() if len(raw) <= MAX_FIELDS else islice(raw.items(), MAX_FIELDS)
+    return {name: (value[0] if value.__class__ is list else value)[:FIELD_CAP].decode("utf-8", "replace")
+            for name, value in items}
 
 
 # -- follow mode --------------------------------------------------------------------------
