@@ -95,3 +95,15 @@ def test_the_corpus_scores_at_least_its_floors() -> None:
     assert len(card.confidently_wrong) <= MAX_CONFIDENTLY_WRONG, [
         (item.case.name, item.case.expected, item.predicted) for item in card.confidently_wrong]
     assert not report.crashes
+
+
+def test_a_weak_class_answers_a_cause_no_class_covers() -> None:
+    # The catch-all quoting the exception says that the cause is unknown: right for an `unknown`
+    # case without an accept column, wrong for a known class.
+    weak = Prediction("python.unclassified-traceback", weak=True)
+    assert Outcome(Case(Path("x"), UNKNOWN), weak).correct
+    assert not Outcome(Case(Path("x"), "cuda.out-of-memory"), weak).correct
+    assert not Outcome(Case(Path("x"), UNKNOWN), Prediction("cuda.header-missing")).correct
+    rules = load_rules()
+    assert [rules.by_id[label].weak for label in ("python.unclassified-traceback", "process.crashed",
+                                                  "serving.failed", "serving.shutdown-after-error")] == [True] * 4
