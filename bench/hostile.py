@@ -143,15 +143,6 @@ def render(command: str, rows: list[tuple[str, Timing, Timing]], repeat: int) ->
     return "\n".join(out) + "\n"
 
 
-def update(text: str, path: Path) -> None:
-    current = path.read_text(encoding="utf-8")
-    if BEGIN not in current or END not in current:
-        raise SystemExit(f"bench: {path} has no {BEGIN} ... {END} section")
-    head, rest = current.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", nargs=2, metavar=("NAME", "N"), help=f"write one input to stdout: {', '.join(WORKLOADS)}")
@@ -174,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     text = render(command, rows, args.runs)
     print(text)
     if args.update:
-        update(text, args.benchmarks)
+        from bench.run import update_benchmarks
+
+        update_benchmarks(text, args.benchmarks, BEGIN, END)
         print(f"bench: updated {args.benchmarks}", file=sys.stderr)
     return 0
 

@@ -369,13 +369,18 @@ def _summary(timing: Timing) -> str:
     return f"{int(first):,}" if first.isdigit() else ""
 
 
-def update_benchmarks(text: str, path: Path) -> None:
-    current = path.read_text(encoding="utf-8")
-    if BEGIN not in current or END not in current:
-        raise SystemExit(f"bench: {path} has no {BEGIN} ... {END} section; add the two markers where the tables go")
-    head, rest = current.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")
+def replace_section(current: str, text: str, begin: str = BEGIN, end: str = END, where: str = "BENCHMARKS.md") -> str:
+    """`current` with what lies between the markers `begin` and `end` replaced by `text` (every
+    bench script writes its own section of BENCHMARKS.md this way)."""
+    if begin not in current or end not in current:
+        raise SystemExit(f"bench: {where} has no {begin} ... {end} section; add the two markers where the tables go")
+    head, rest = current.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{text}{end}{tail}"
+
+
+def update_benchmarks(text: str, path: Path, begin: str = BEGIN, end: str = END) -> None:
+    path.write_text(replace_section(path.read_text(encoding="utf-8"), text, begin, end, str(path)), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -420,13 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         path = ROOT / "BENCHMARKS.md"
         current = path.read_text(encoding="utf-8")
+        from bench.run import replace_section
+
         for part, text in sections.items():
-            begin, end = MARKERS[part]
-            if begin not in current:
-                raise SystemExit(f"bench: BENCHMARKS.md has no {begin} ... {end} section")
-            head, rest = current.split(begin, 1)
-            _, tail = rest.split(end, 1)
-            current = f"{head}{begin}\n{text}\n{end}{tail}"
+            current = replace_section(current, text + "\n", *MARKERS[part])
         path.write_text(current, encoding="utf-8")
     return 0
 
