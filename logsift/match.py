@@ -53,8 +53,28 @@ _FATAL_SHAPES = (
 )
 _FATAL_LITERALS = (".cc:", ".cpp:", ".h:", ".hpp:", ".inc:", ".cu:", ".c:", ".go:", "level=fatal", "level=critical")
 _FATAL_ORIGIN = compile_lazily(_FATAL_SOURCE + "$")
+# A pasted excerpt (plain text: no journal host, unit or cursor) whose program logged an error and
+# then nothing that says it came up: that error is the excerpt's last word, and the run failed
+# with its cause unknown unless a rule names it (diagnosis/runs.py decides, on the run as a
+# whole). Such a line is reported as a weaker finding of FATAL_RULE; the level comes from the
+# parsed prefix (read/relay.py: vLLM, python logging, glog/absl `E`, TensorRT `[E]`, logfmt,
+# pytest's `E   `) or a command-line program's own `error: ` / `fatal: `. The shapes below are
+# a superset of those raw lines, so that skipping lines changes nothing: they only make a line a
+# candidate (owner LEVEL_MARK, dropped before grouping); the parsed record decides.
+LEVEL_MARK = -3
+_ERROR_SHAPES = (
+    r"\b(?:ERROR|CRITICAL|FATAL)\b"
+    r"|\blevel=(?:err|error|ERR|ERROR|Err|Error|critical|CRITICAL|Critical|fatal|FATAL|Fatal)\b"
+    r"|(?:^|[\s:\]\[])[EF](?:\d{3,4} \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?[\w./-]*:\d+\]"
+    r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] "
+    r"|\b(?:error|fatal)(?:\[[\w-]+\])?: "
+)
+_ERROR_LITERALS = ("error", "critical", "fatal", "[e] ", "e   ", ":0]", ":1]", ":2]", ":3]", ":4]", ":5]", ":6]",
+                   ":7]", ":8]", ":9]")
+_CLI_ERROR = compile_lazily(r"^(?:error|fatal)(?:\[[\w-]+\])?: \S")
 CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made
 _MARKER_ONLY = frozenset({MARKER})
+_LEVEL_ONLY = frozenset({LEVEL_MARK})
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,15 +284,22 @@ class Matcher:
                     yield RunFact(fact.name, fact.label, redact(clean(value)), record.number, record.message, fact.kind)
 
     def _fatal(self, event: Event) -> list[Finding]:
-        """A line logged at fatal level that no rule knows: the failure rule's finding (FATAL_RULE)."""
+        """A line logged at fatal level that no rule knows: the failure rule's finding (FATAL_RULE);
+        a pasted excerpt's line logged at error level: its weaker finding (see LEVEL_MARK)."""
         rule = self.rules.by_id.get(FATAL_RULE)
         if rule is None:
             return []
+        logged: Record | None = None
         for record in event.records:
             if record.level == "critical":
                 text = record.message.split("\n", 1)[0]
                 return [self._finding(rule, (record.line, text, self._shared((("message", text[:300]),))), event)]
-        return []
+            if logged is None and _logged_error(record):
+                logged = record
+        if logged is None:
+            return []
+        text = logged.message.split("\n", 1)[0]
+        return [self._finding(rule, (logged.line, text, self._shared((("message", text[:300]),))), event, weaker=True)]
 
     @staticmethod
     def _finding(rule: Rule, found: tuple[int, str, dict[str, str]], event: Event, weaker: bool = False) -> Finding:
@@ -376,6 +403,7 @@ def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
                        f"{fact.path}:{fact.line}") for number, fact in enumerate(rules.facts) if fact.pattern is not None)
     found.extend(Entry(MARKER, None, (marker,)) for marker in MARKERS)
     found.append(Entry(MARKER, _fatal_shapes(), _FATAL_LITERALS))
+    found.append(Entry(LEVEL_MARK, _error_shapes(), _ERROR_LITERALS))
     if near:
         found.extend(Entry(NEAR, None, (literal,)) for literal in sorted(literals))
     return found
@@ -388,14 +416,37 @@ def _fatal_shapes() -> Pattern:
     return compile_pattern(_FATAL_SHAPES, list(_FATAL_LITERALS), "logsift/match.py: fatal-level lines", 0, 0)
 
 
+def _error_shapes() -> Pattern:
+    return compile_pattern(_ERROR_SHAPES, list(_ERROR_LITERALS), "logsift/match.py: error-level lines", 0, 0)
+
+
+def _fatal_logger(record: Record) -> bool:
+    """Logged at fatal level by a logger that ends the process after the line."""
+    return record.logger == "logfmt" or (record.logger in ("glog", "absl") and record.origin is not None
+                                         and _FATAL_ORIGIN.search(record.origin) is not None)
+
+
+def _logged_error(record: Record) -> bool:
+    """A line of a pasted excerpt (no journal host, unit, cursor or priority) logged at error level."""
+    if record.host is not None or record.unit is not None or record.cursor is not None or record.priority is not None:
+        return False
+    if record.level in ("error", "critical"):
+        return True
+    return record.level is None and _CLI_ERROR.match(record.message) is not None
+
+
 def fatal_hits(record: Record, hits: frozenset[int]) -> frozenset[int]:
-    """A record its logger marked fatal is an event for grouping even when no rule's regex
-    matched it (see FATAL_RULE)."""
-    if hits or record.level != "critical":
+    """A record its logger marked fatal, or an excerpt's line logged at error level, is an event
+    for grouping even when no rule's regex matched it (see FATAL_RULE and LEVEL_MARK)."""
+    if LEVEL_MARK in hits:
+        hits = hits - _LEVEL_ONLY
+    if hits:
         return hits
-    # Exactly the lines _FATAL_SHAPES makes candidates, so that skipping lines changes nothing.
-    if record.logger == "logfmt" or (record.logger in ("glog", "absl") and record.origin is not None
-                                     and _FATAL_ORIGIN.search(record.origin)):
+    # Exactly the lines _FATAL_SHAPES and _ERROR_SHAPES make candidates, so that skipping lines
+    # changes nothing.
+    if record.level == "critical" and _fatal_logger(record):
+        return _MARKER_ONLY
+    if _logged_error(record):
         return _MARKER_ONLY
     return hits
 

@@ -61,3 +61,68 @@ def test_a_bare_killed_after_the_engine_stops_itself_is_not_the_oom_killer() -> 
     kernel = "Out of memory: Killed process 9469 (python3) total-vm:123456kB, anon-rss:120000kB, file-rss:0kB, shmem-rss:0kB\n"
     assert [cause for _, cause, _ in _runs(kernel + engine)] == ["kernel.oom-kill"]
     assert [cause for _, cause, _ in _runs("allocated 448 MiB\nKilled\n")] == ["kernel.oom-kill"]
+
+
+# A pasted excerpt whose program logged an error and never came up stopped there (real wordings:
+# Mooncake's transfer engine without etcd, fixtures/corpus case 500; uv behind a Ray relay, case
+# 385; vLLM refusing a request after start-up, case 330).
+MOONCAKE = (
+    "WARNING: Logging before InitGoogleLogging() is written to STDERR\n"
+    "E1204 10:45:22.126729 108700 transfer_metadata.cpp:74] Error from etcd client, etcd uri: 10.0.0.1:2379 error: 14 message: connections to all backends failing\n"
+    "I1204 10:45:22.131613 108700 rdma_context.cpp:131] RDMA device: mlx5_0, LID: 28\n"
+    "E1204 10:45:22.131772 108700 rdma_transport.cpp:92] Transfer engine cannot be initialized: cannot publish segments. Check the connectivity between this server and etcd servers\n"
+)
+UV = ("(setup pid=1293)  + wheel==0.45.1\n"
+      "(setup pid=1293) error: unexpected argument '--torch-backend' found\n"
+      "(setup pid=1293) \n"
+      "(setup pid=1293)   tip: a similar argument exists: '--no-cache'\n")
+REFUSED = ("INFO:     Application startup complete.\n"
+           "ERROR 03-18 09:02:03 [serving_chat.py:133] Error with model object='error' message='The model `QwQ-32B-Q4_K_M` does not exist.' type='NotFoundError' param=None code=404\n"
+           'INFO:     192.168.1.168:12475 - "POST /v1/chat/completions HTTP/1.1" 404 Not Found\n')
+
+
+def test_an_excerpt_that_ends_in_error_lines_failed_of_unknown_cause() -> None:
+    [(outcome, cause, failure)] = _runs(MOONCAKE)
+    assert (outcome, cause) == ("failed", None)
+    assert failure is not None and failure.startswith("Transfer engine cannot be initialized")
+    [(outcome, cause, failure)] = _runs(UV)
+    assert (outcome, cause, failure) == ("failed", None, "error: unexpected argument '--torch-backend' found")
+
+
+def test_error_lines_of_a_program_that_came_up_or_of_a_journal_are_not_a_failure() -> None:
+    assert _runs(REFUSED) == []
+    assert _runs(REFUSED.split("\n", 1)[1] + REFUSED.split("\n", 1)[0] + "\n") == []  # ready after the error
+    assert _runs(MOONCAKE.replace("E1204", "W1204")) == []
+    journal = "".join(f"Dec 04 10:45:22 node-3 mooncake[108700]: {line}\n" for line in MOONCAKE.splitlines())
+    assert _runs(journal) == []  # a journal's unit that may still be running
+
+
+def test_an_excerpt_error_line_among_many_healthy_ones_is_found_with_skipping() -> None:
+    lines = [f"I0501 10:00:04.551234   12345 tpu_client.cc:{i}] step {i} done\n" for i in range(3000)]
+    lines.append(MOONCAKE.splitlines(keepends=True)[-1])
+    rules = load_rules()
+    skipped = logsift.diagnose(lines, rules=rules, model=False).to_dict()
+    assert [run["outcome"] for incident in skipped["incidents"] for run in incident["runs"]] == ["failed"]
+    assert skipped["summary"]["entries"] < 100  # the healthy lines were skipped, not parsed
+
+
+def test_every_error_level_prefix_is_a_candidate_of_the_raw_shapes() -> None:
+    # The prefilter must flag every raw line whose parsed record is an excerpt's error (else
+    # skipping would lose it): the shapes' superset, for each relay shape that gives a level.
+    from logsift.match import _error_shapes
+    from logsift.read.relay import unwrap
+    from tests.test_relay import CASES
+
+    lines = [line for line, _, _, level, _ in CASES if level in ("error", "critical")] + [
+        "[2024-07-10 15:24:06,819 E 2474429 2474429] core_worker.cc:251: Failed to register worker 01 to Raylet.",
+        "Jan 07 09:55:05 ERROR Failed to load model modelID=\"qwen3-vl-4b-thinking\"",
+        "[2025-05-17 09:10:17,149] LMCache ERROR: Num retrieved tokens: 0, num expected tokens: 408",
+        "E   AssertionError: assert 1 == 2",
+        "time=2024-07-01T10:00:00.000Z level=ERROR source=server.go:12 msg=\"llama runner terminated\"",
+        "(setup pid=1293) error: unexpected argument '--torch-backend' found",
+    ]
+    shapes = _error_shapes().compiled
+    for line in lines:
+        said = unwrap(line)
+        assert said.level in ("error", "critical") or said.message.startswith("error:"), line
+        assert shapes.search(line) is not None, line

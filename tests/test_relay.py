@@ -22,6 +22,11 @@ CASES = [
     ("E1130 03:12:41.123456 1234 file.cc:12] Check failed", "Check failed", None, "error", "file.cc:12"),
     ("2022-03-11 15:15:48.010379: W external/xla/x.cc:80] could not open file", "could not open file", None,
      "warning", "external/xla/x.cc:80"),
+    # SkyPilot's glog-style python logger; rich's handler (distilabel), both from fixtures/corpus
+    ("E 11-26 17:47:34 backend_utils.py:992] Timed out: waited for more than 90 seconds",
+     "Timed out: waited for more than 90 seconds", None, "error", "backend_utils.py:992"),
+    ("[10/21/24 06:53:04] ERROR    ['distilabel.pipeline'] ❌ Failed to local.py:302",
+     "['distilabel.pipeline'] ❌ Failed to local.py:302", None, "error", None),
     ("[04/09/2024-16:26:41] [TRT] [E] 9: Error Code 9: Internal Error", "9: Error Code 9: Internal Error", None,
      "error", None),
     ("INFO:     Application startup complete.", "Application startup complete.", None, "info", None),

@@ -50,6 +50,9 @@ class _Run:
     reload: Record | None = None
     ready: Finding | None = None
     failure: Finding | None = None  # the latest line that said the run failed, without saying why
+    # A pasted excerpt's latest line logged at error level that no rule knows (match.LEVEL_MARK):
+    # the run failed when nothing after it says the program came up.
+    logged_error: Finding | None = None
     last_line: int = 0
     last_time: datetime | None = None
     ended: datetime | None = None
@@ -196,7 +199,10 @@ class Diagnoser:
             if rule is not None and rule.signal == "ready":
                 run.ready = finding
             elif rule is not None and rule.signal == "failure":
-                run.failure = finding
+                if finding.weaker:
+                    run.logged_error = finding
+                else:
+                    run.failure = finding
             else:
                 run.findings.append(finding)
         run.facts.extend(matched.facts)
@@ -651,6 +657,10 @@ class Diagnoser:
         # knows why (its root cause stays unknown rather than a guess).
         if run.failure is not None and run.failure.line > ready_line and not run.failure.event.logged_below_error:
             return "failed"
+        # A pasted excerpt that logged an error and never said it came up: that error is where it
+        # stopped (a journal's run that is still going is not judged by its error lines).
+        if excerpt and run.logged_error is not None:
+            return "failed"
         if run.ready is not None:
             return "healthy"
         return "stopped" if run.closed else "running"
@@ -683,7 +693,7 @@ class Diagnoser:
             facts=self._facts(run),
             ready=run.ready,
             reload=run.reload,
-            failure=run.failure if outcome == "failed" else None,
+            failure=(run.failure or run.logged_error) if outcome == "failed" else None,
         )
 
     def _facts(self, run: _Run) -> tuple[RunFact, ...]:
@@ -752,7 +762,8 @@ class Diagnoser:
 
 def _compact(run: _Run) -> None:
     """A run that the next run of its unit followed keeps slim copies of its events (compact.py)."""
-    run.findings, (run.ready, run.failure) = compact(run.findings, run.ready, run.failure)
+    run.findings, (run.ready, run.failure, run.logged_error) = compact(run.findings, run.ready, run.failure,
+                                                                       run.logged_error)
 
 
 def diagnose(rules: RuleSet, matched: Iterable[Matched]) -> Diagnosis:

@@ -66,12 +66,23 @@ SHAPES: tuple[Shape, ...] = (
     # "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] ", "[W1226 15:44:31.5 TCPStore.cpp:358] "
     # (torch before 2.4: "[E ProcessGroupNCCL.cpp:563] "; month without its zero: "E207")
     _shape("glog", r"^\[?(?P<letter>[IWEF])(?:\d{3,4} " + _TIME + r")?\s+(?:\d+\s+)?(?P<origin>[\w./-]+:\d+)\]\s?"),
+    # SkyPilot (and other python loggers in glog's style): "E 11-26 17:47:34 backend_utils.py:992] "
+    _shape("glog-python", r"^(?P<letter>[IWEF]) \d\d-\d\d " + _TIME + r" (?P<origin>[\w./-]+:\d+)\]\s?"),
     # absl with a date: "2022-03-11 15:15:48.010379: W external/xla/xla/service/gpu/x.cc:80] "
     _shape("absl", r"^" + _DATE + r" " + _TIME + r": (?P<letter>[IWEF]) (?P<origin>[\w./-]+:\d+)\]\s?"),
+    # LMCache: "[2025-05-17 09:10:17,149] LMCache ERROR: "
+    _shape("bracketed-time-named", r"^\[" + _DATE + r" " + _TIME + r"\] [A-Za-z][\w.-]* " + _LEVEL_WORD + r": "),
+    # Ray's C++ core (raylet, GCS, core workers): "[2021-11-08 18:40:11,612 E 7813 40222436] core_worker.cc:251: "
+    _shape("ray-core", r"^\[" + _DATE + r" " + _TIME + r" (?P<letter>[IWEF]) \d+ \d+\] (?P<origin>[\w./-]+:\d+): "),
     # SGLang and others: "[2026-05-25 20:16:09 TP0] ", "[2025-10-04 02:29:36 DP7 TP7] ", "[2024-01-01 00:00:00] "
     # (also a CI log view's "[2024-09-05T00:38:34Z] ")
     _shape("bracketed-time", r"^\[" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]+\d*)*\]\s?(?:" + _LEVEL_WORD
            + r":?\s+)?"),
+    # rich's logging handler (distilabel, many CLIs): "[10/21/24 06:53:04] ERROR    "
+    _shape("rich", r"^\[\d\d?/\d\d?/\d\d(?:\d\d)? " + _TIME + r"\] " + _LEVEL_WORD + r"\s+(?=\S)"),
+    # ComfyUI's error report (markdown): "- **Exception Type:** torch.OutOfMemoryError", then
+    # "- **Exception Message:** Allocation on device": the exception's type and message
+    _shape("comfyui-report", r"^- \*\*Exception (?:Type|Message):\*\* ?"),
     # TensorRT: "[04/09/2024-16:26:41] [TRT] [E] ", "[TRT-LLM] [W] "
     _shape("tensorrt", r"^(?:\[\d\d/\d\d/\d{4}-" + _TIME + r"\] )?\[TRT(?:-LLM)?\] \[(?P<letter>[IWEV])\] "),
     # python logging: "2026-05-25 20:16:09,412 - WARNING - name: ", "2024-12-26 10:14:09,664 name 42 ERROR ",
@@ -81,6 +92,8 @@ SHAPES: tuple[Shape, ...] = (
            r"(?:\d+\s+)?" + _LEVEL_WORD + r"\b\s*(?:[-|:]\s*(?:(?P<origin>[\w.]+(?::[\w<>]+)*:\d+) - |[\w.]+: |[\w.]+ \| )?)?"),
     # "2026-05-25 20:16:09,412 - flashinfer.jit - WARNING - "
     _shape("python-logging-named", r"^" + _DATE + r"[ T]" + _TIME + r" - [\w.]+ - " + _LEVEL_WORD + r" - "),
+    # a syslog-style time before the level, no host (LocalAI 3): "Jan 07 09:55:05 ERROR "
+    _shape("syslog-time-level", r"^[A-Z][a-z]{2} [ \d]\d " + _TIME + r" " + _LEVEL_WORD + r"\s+(?=\S)"),
     # docker logs --timestamps, kubectl --timestamps: "2024-05-01T10:00:00.123456789Z "; Docker
     # Desktop's log view and other collectors: "2025-03-05 09:00:31 " (after python-logging, which
     # takes such a time when a level follows it)
@@ -96,14 +109,15 @@ SHAPES: tuple[Shape, ...] = (
     # a quoted paste or a shell prompt: "> ", "$ ", "# " (only with a space after)
     _shape("quote", r"^>(?: |$)"),
 )
-_FIRST = frozenset("([0123456789>ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_FIRST = frozenset("([0123456789>-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 MAX_PREFIXES = 5
 
 
 # Loggers of Python programs: a traceback printed right after such a line belongs to it
 # (logging's exc_info), so it was logged at that line's level. Native loggers (glog, absl,
 # TensorRT, the kernel) never print Python tracebacks.
-PYTHON_LOGGERS = frozenset({"vllm", "bracketed-time", "python-logging", "python-logging-named", "level-colon"})
+PYTHON_LOGGERS = frozenset({"vllm", "bracketed-time", "python-logging", "python-logging-named", "level-colon",
+                            "glog-python", "rich", "bracketed-time-named"})
 
 
 @dataclass(frozen=True, slots=True)
