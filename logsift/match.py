@@ -230,6 +230,10 @@ class Matcher:
             self._last_handled(findings, candidates, event)
         if self.field_facts:
             observed.extend(self._fields(event.records))
+        if not findings:
+            # Only near misses (the learned fallback's) or a fact's line: a fatal or an excerpt's
+            # error-level line is still what it is.
+            return Matched(grouped, self._fatal(event), facts, observed)
         ordered = sorted(findings.values(), key=lambda finding: (finding.line, -finding.priority))
         return Matched(grouped, self._explained_on_same_line(ordered), facts, observed)
 
@@ -427,8 +431,9 @@ def _fatal_logger(record: Record) -> bool:
 
 
 def _logged_error(record: Record) -> bool:
-    """A line of a pasted excerpt (no journal host, unit, cursor or priority) logged at error level."""
-    if record.host is not None or record.unit is not None or record.cursor is not None or record.priority is not None:
+    """A line of a pasted excerpt (no journal time, host, unit, cursor or priority) logged at error level."""
+    if (record.timestamp is not None or record.host is not None or record.unit is not None
+            or record.cursor is not None or record.priority is not None):
         return False
     if record.level in ("error", "critical"):
         return True

@@ -13,7 +13,7 @@ from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 from logsift.diagnosis import Diagnoser, Diagnosis
 from logsift.group import GroupedEvent, Grouper
-from logsift.match import Matched, Matcher, RegexBudget, fatal_hits
+from logsift.match import LEVEL_MARK, Matched, Matcher, RegexBudget, fatal_hits
 from logsift.read.text import Skipping
 from logsift.records import Record
 from logsift.rules import RuleSet
@@ -84,6 +84,11 @@ class _Skipping:
         self.lines = 0  # lines the text readers went through, skipped ones included
         self._record: Record | None = None
         self._hits = EMPTY
+        # The prefilter entries that matter only on plain text lines, never on a journal entry:
+        # an excerpt's error-level shapes (match.LEVEL_MARK). Readers leave such candidates
+        # unparsed where the line is a journal entry.
+        self.plain_only = frozenset(index for index, entry in enumerate(self._prefilter.entries)
+                                    if entry.owner == LEVEL_MARK)
 
     def candidates(self, block: bytes) -> list[tuple[int, list[int]]]:
         if not self._counts.kernel:  # the kernel's healthy lines are skipped, but were they there?

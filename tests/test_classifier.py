@@ -16,7 +16,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from logsift.check.corpus import load_manifest  # noqa: E402
 from logsift.cli import main  # noqa: E402
-from logsift.learn.classifier import Model, ModelFallback, features, load_or_train, model_key, train  # noqa: E402
+from logsift.learn.classifier import CONFIDENCE_FLOOR, Model, ModelFallback, features, load_or_train, model_key, train  # noqa: E402
 from logsift.learn.evaluation import generalisation, honesty, measurable  # noqa: E402
 from logsift.learn.training import NONE, default_fixture_dirs, model_text, needs_model, training_examples  # noqa: E402
 from logsift.match import Matcher  # noqa: E402
@@ -204,7 +204,7 @@ def test_model_names_a_class_whose_rule_is_off(model: Model) -> None:
     root = analysis.diagnosis.incidents[0].root_cause
     assert root is not None
     assert (root.rule_id, root.source, root.line) == ("cuda.out-of-memory", "model", 5)
-    assert model.threshold <= root.confidence <= 1.0
+    assert max(model.threshold, CONFIDENCE_FLOOR) <= root.confidence <= 1.0
     described = Report.from_analysis(analysis).to_dict()["incidents"][0]["root_cause"]
     assert described["suggestion"] is True and described["source"] == "model"
     assert Report.from_analysis(analysis).to_dict()["unclassified"] == []
@@ -222,6 +222,16 @@ def test_model_abstains_on_what_it_never_saw(model: Model) -> None:
     assert root is not None and root.rule_id == "python.unclassified-traceback" and root.source == "rule"
     assert fallback.consulted == 1 and fallback.named == 0
     assert Report.from_analysis(analysis).to_dict()["unclassified"][0]["example"] == _UNKNOWN[-1]
+
+
+def test_the_model_names_nothing_under_its_confidence_floor(model: Model) -> None:
+    # Cross-validation chooses a lower threshold (samples are easier than real excerpts); a class
+    # named from a real line needs CONFIDENCE_FLOOR unless the user asks for another threshold.
+    line = model_text("RuntimeError: CUDA driver error: out of memory")
+    verdict = model.predict(line, threshold=0.5)
+    assert verdict.label == "cuda.out-of-memory" and 0.5 <= verdict.confidence < CONFIDENCE_FLOOR
+    assert verdict.named and model.threshold < CONFIDENCE_FLOOR
+    assert not model.predict(line).named
 
 
 def test_threshold_option_makes_it_abstain(model: Model) -> None:

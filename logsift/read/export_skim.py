@@ -93,7 +93,7 @@ class SkimmingExportReader(ExportReader):
         entry = super()._entry(data)
         if isinstance(entry, Record):
             # The careful path reads across buffer fills: its message is scanned on its own.
-            found = self.skipping.candidates(entry.message.encode("utf-8", "surrogateescape"))
+            found = self._structured(self.skipping.candidates(entry.message.encode("utf-8", "surrogateescape")))
             return self._parsed(entry, [index for _, ids in found for index in ids])
         return entry
 
@@ -138,8 +138,14 @@ class SkimmingExportReader(ExportReader):
         if hasattr(data, "offset"):  # the bytes consumed, where the stream counts them
             data.offset += size
 
+    def _structured(self, found: list[tuple[int, list[int]]]) -> list[tuple[int, list[int]]]:
+        """Without the candidates for what matters only on plain text lines (an export entry
+        never is one: Skipping.plain_only)."""
+        plain = self.skipping.plain_only
+        return [item for item in found if not (plain and plain.issuperset(item[1]))] if plain else found
+
     def _scan(self, buffer: bytes) -> None:
-        found = self.skipping.candidates(buffer)
+        found = self._structured(self.skipping.candidates(buffer))
         self._scanned = buffer
         self._starts = [start for start, _ in found]
         self._ids = [ids for _, ids in found]

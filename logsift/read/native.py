@@ -404,7 +404,8 @@ def _visit(journal: Any, batch: _Batch, joined: bytes, newlines: int, pid1: froz
     at every entry."""
     messages, pids, careful = batch.messages, batch.pids, batch.careful
     ids: dict[int, list[int]] = {}
-    candidates = skipping.candidates(joined)
+    plain = skipping.plain_only  # never a journal entry's (Skipping.plain_only)
+    candidates = [item for item in skipping.candidates(joined) if not (plain and plain.issuperset(item[1]))]
     starts: list[int] | None = None  # where each message starts in `joined`, when one spans lines
     if newlines != len(messages) - 1 or candidates:
         starts = list(accumulate(map(add, map(len, messages), repeat(1)), initial=0))  # (C iterators: no bytecode per entry)

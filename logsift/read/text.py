@@ -67,13 +67,19 @@ class Skipping(Protocol):
       it is yielded, so that the consumer confirms the hits without scanning it again;
     - `done(lines, first, last, hosts, units)`: at the end, the lines read, the times of the
       first and last of them, and the hosts and units they name, so that what was read is
-      known although most lines were never parsed.
+      known although most lines were never parsed;
+    - `plain_only`: the ids of what matters only on a plain text line (an excerpt's error-level
+      line), never on a journal entry: a candidate for those alone is left unparsed where the
+      line is a journal entry (and by the native and export readers, whose entries all are).
 
     The pipeline gives one (`Pipeline.skipping`); see TextReader.read_blocks.
     """
 
     @property
     def wanted(self) -> Collection[tuple[object, ...]]: ...
+
+    @property
+    def plain_only(self) -> frozenset[int]: ...
 
     def candidates(self, block: bytes) -> list[tuple[int, list[int]]]: ...
 
@@ -413,7 +419,7 @@ class _Block:
                 break
             start, ids = candidates[self.index]
             self.index += 1
-            if start < self.at:
+            if start < self.at or (ids and self._journal_only(start, ids)):
                 continue
             before = self._before_traceback(start)
             if before is not None:
@@ -422,6 +428,16 @@ class _Block:
             if record is not None:
                 yield record
         self._forget_needles()
+
+    def _journal_only(self, start: int, ids: list[int]) -> bool:
+        """A candidate only for what matters on plain lines (Skipping.plain_only), on a line that
+        is a journal entry: parsing it would give nothing."""
+        plain = self.skipping.plain_only
+        if not plain or not plain.issuperset(ids):
+            return False
+        raw = self.block[start:_line_end(self.block, start)].decode("utf-8", "replace")
+        line = strip_ansi(raw) if "\x1b" in raw else raw
+        return self.reader._prefix(line) is not None
 
     def _before_traceback(self, start: int) -> Record | None:
         """The entry right before a traceback's first line, when it was left unparsed: the
