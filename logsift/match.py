@@ -66,10 +66,10 @@ _ERROR_SHAPES = (
     r"\b(?:ERROR|CRITICAL|FATAL)\b"
     r"|\blevel=(?:err|error|ERR|ERROR|Err|Error|critical|CRITICAL|Critical|fatal|FATAL|Fatal)\b"
     r"|(?:^|[\s:\]\[])[EF](?:\d{3,4} \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?[\w./-]*:\d+\]"
-    r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] "
+    r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] |\[[EF]:onnxruntime:"
     r"|\b(?:error|fatal)(?:\[[\w-]+\])?: "
 )
-_ERROR_LITERALS = ("error", "critical", "fatal", "[e] ", "e   ", ":0]", ":1]", ":2]", ":3]", ":4]", ":5]", ":6]",
+_ERROR_LITERALS = ("error", "critical", "fatal", "[e] ", "[e:onnxruntime:", "[f:onnxruntime:", "e   ", ":0]", ":1]", ":2]", ":3]", ":4]", ":5]", ":6]",
                    ":7]", ":8]", ":9]")
 _CLI_ERROR = compile_lazily(r"^(?:error|fatal)(?:\[[\w-]+\])?: \S")
 CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made

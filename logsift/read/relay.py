@@ -90,8 +90,13 @@ SHAPES: tuple[Shape, ...] = (
     # "2024-02-20 21:46:23 | ERROR | stderr | " (FastChat's workers)
     _shape("python-logging", r"^" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)?\s+(?:[-|]\s+)?(?:[\w.]+\s+)?"
            r"(?:\d+\s+)?" + _LEVEL_WORD + r"\b\s*(?:[-|:]\s*(?:(?P<origin>[\w.]+(?::[\w<>]+)*:\d+) - |[\w.]+: |[\w.]+ \| )?)?"),
-    # "2026-05-25 20:16:09,412 - flashinfer.jit - WARNING - "
-    _shape("python-logging-named", r"^" + _DATE + r"[ T]" + _TIME + r" - [\w.]+ - " + _LEVEL_WORD + r" - "),
+    # "2026-05-25 20:16:09,412 - flashinfer.jit - WARNING - ", with a zone (GPUStack):
+    # "2025-12-11 20:15:32.246580+08:00 - gpustack.worker.worker_manager - ERROR - "
+    _shape("python-logging-named", r"^" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)? - [\w.]+ - " + _LEVEL_WORD
+           + r" - "),
+    # ONNX Runtime's logger: "2021-01-18 15:41:51.432762133 [E:onnxruntime:, inference_session.cc:1205 operator()] "
+    _shape("onnxruntime", r"^" + _DATE + r" " + _TIME + r" \[(?P<letter>[VIWEF]):onnxruntime:[^,\]]*, (?P<origin>[\w./-]+:\d+)"
+           r"(?: [^\]]*)?\]\s?"),
     # a syslog-style time before the level, no host (LocalAI 3): "Jan 07 09:55:05 ERROR "
     _shape("syslog-time-level", r"^[A-Z][a-z]{2} [ \d]\d " + _TIME + r" " + _LEVEL_WORD + r"\s+(?=\S)"),
     # docker logs --timestamps, kubectl --timestamps: "2024-05-01T10:00:00.123456789Z "; Docker
