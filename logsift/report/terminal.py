@@ -133,8 +133,9 @@ class _Writer:
             if failure is not None:
                 prefix = f"  The run failed, line {failure.number}: "
                 self.add(prefix + cut(failure.text, self.width - len(prefix)))
-            self.add(*wrap("Root cause: not found in these lines (no rule names it); read the whole run (the command below).",
-                           self.width, "  "))
+            where = ("read the whole run (the command below)" if context_command(incident, self.report.origin, self.options)
+                     else "the lines before it may say more than logsift knows")
+            self.add(*wrap(f"Root cause: not found in these lines (no rule names it); {where}.", self.width, "  "))
             self.context(incident)
             return
         self.root_cause(incident, root, len(block.incidents) > 1)
