@@ -194,8 +194,14 @@ class Diagnoser:
 
     def _attach(self, run: _Run, matched: Matched) -> None:
         self.changed.add((run.host, run.unit))
+        # A rule with signal "handled" knows this event as an error the program logged and went on
+        # from (inductor's autotuner skipping a choice that failed): what else the event matched
+        # (its traceback's catch-all, the error's own class) fails no run and is no root cause.
+        handled = any(self._signal(finding) == "handled" for finding in matched.findings)
         for finding in matched.findings:
             rule = self.rules.by_id.get(finding.rule_id)
+            if handled and (rule is None or rule.signal in (None, "handled", "failure")):
+                continue
             if rule is not None and rule.signal == "ready":
                 run.ready = finding
             elif rule is not None and rule.signal == "failure":
@@ -214,6 +220,10 @@ class Diagnoser:
                 values = run.observed[fact.name] = []
             if len(values) < MAX_FACT_VALUES and all(fact.value != seen.value for seen in values):
                 values.append(fact)
+
+    def _signal(self, finding: Finding) -> str | None:
+        rule = self.rules.by_id.get(finding.rule_id)
+        return None if rule is None else rule.signal
 
     def _unit_of(self, record: Record) -> str | None:
         if record.unit is not None:

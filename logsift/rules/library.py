@@ -28,7 +28,7 @@ from logsift.rules.facts import FILE as FACTS_FILE
 from logsift.rules.facts import FactRule, load_facts
 from logsift.rules.pattern import LazyRegex, Pattern, compile_pattern
 
-SIGNALS = ("ready", "failure")  # a run came up; a run failed (without saying why)
+SIGNALS = ("ready", "failure", "handled")  # a run came up; a run failed (without saying why); an error it carried on from
 _KEYS = {
     "title", "severity", "priority", "explains", "explains_fallback", "explanation", "remediation", "avoid",
     "references", "match", "context", "defaults", "signal", "tags", "versions", "description",
