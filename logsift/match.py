@@ -69,8 +69,10 @@ _ERROR_SHAPES = (
     r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] |\[[EF]:onnxruntime:"
     r"|\b(?:error|fatal)(?:\[[\w-]+\])?: "
 )
-_ERROR_LITERALS = ("error", "critical", "fatal", "[e] ", "[e:onnxruntime:", "[f:onnxruntime:", "e   ", ":0]", ":1]", ":2]", ":3]", ":4]", ":5]", ":6]",
-                   ":7]", ":8]", ":9]")
+# The glog shape's literals are the end of its line number and the bracket: ":7]" for one digit,
+# "60]" for more ("file.cc:1460]"; literals have 3 characters or more).
+_ERROR_LITERALS = ("error", "critical", "fatal", "[e] ", "[e:onnxruntime:", "[f:onnxruntime:", "e   ",
+                   *(f":{digit}]" for digit in range(10)), *(f"{number:02d}]" for number in range(100)))
 _CLI_ERROR = compile_lazily(r"^(?:error|fatal)(?:\[[\w-]+\])?: \S")
 CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made
 _MARKER_ONLY = frozenset({MARKER})
