@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from logsift.cache import cache_dir
 from logsift.group import GroupedEvent
 from logsift.lazy import compile_lazily
+from logsift.read.relay import SOURCE_EXTENSIONS
 from logsift.records import Event, Finding, Record, RunFact
 from logsift.rules import Pattern, Rule, RuleSet
 from logsift.rules.facts import clean
@@ -62,17 +63,19 @@ _FATAL_ORIGIN = compile_lazily(_FATAL_SOURCE + "$")
 # a superset of those raw lines, so that skipping lines changes nothing: they only make a line a
 # candidate (owner LEVEL_MARK, dropped before grouping); the parsed record decides.
 LEVEL_MARK = -3
+_SOURCE_AT = r"[\w./-]*\.(?:" + "|".join(SOURCE_EXTENSIONS) + r"):\d+"  # read/relay.py's glog origins
 _ERROR_SHAPES = (
     r"\b(?:ERROR|CRITICAL|FATAL)\b"
     r"|\blevel=(?:err|error|ERR|ERROR|Err|Error|critical|CRITICAL|Critical|fatal|FATAL|Fatal)\b"
-    r"|(?:^|[\s:\]\[])[EF](?:\d{3,4} \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?[\w./-]*:\d+\]"
-    r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] |\[[EF]:onnxruntime:"
+    r"|(?:^|[\s:\]\[])[EF](?:\d{3,4} \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?" + _SOURCE_AT + r"\]"
+    r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] " + _SOURCE_AT + r": |\[[EF]:onnxruntime:"
     r"|\b(?:error|fatal)(?:\[[\w-]+\])?: "
 )
-# The glog shape's literals are the end of its line number and the bracket: ":7]" for one digit,
-# "60]" for more ("file.cc:1460]"; literals have 3 characters or more).
+# The glog shapes' literals are their source file's extension and colon (".cc:", ".py:"): the line
+# number's digits before "]" would be in every journal line ("python3[1234]:"), which the literal
+# engines would then check one by one.
 _ERROR_LITERALS = ("error", "critical", "fatal", "[e] ", "[e:onnxruntime:", "[f:onnxruntime:", "e   ",
-                   *(f":{digit}]" for digit in range(10)), *(f"{number:02d}]" for number in range(100)))
+                   *(f".{extension}:" for extension in SOURCE_EXTENSIONS))
 _CLI_ERROR = compile_lazily(r"^(?:error|fatal)(?:\[[\w-]+\])?: \S")
 CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made
 _MARKER_ONLY = frozenset({MARKER})

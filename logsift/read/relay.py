@@ -33,6 +33,10 @@ _LEVELS = {
     "CRITICAL": "critical", "FATAL": "critical", "NOTICE": "info", "ERR": "error",
 }
 _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
+# The source files native and glog-style loggers name before "]" (the prefilter keys on them:
+# match.py's error-level shapes).
+SOURCE_EXTENSIONS = ("cc", "cpp", "cxx", "c", "h", "hh", "hpp", "cu", "cuh", "inc", "py", "go", "rs", "m", "mm", "java")
+_SOURCE = r"[\w./-]*\.(?:" + "|".join(SOURCE_EXTENSIONS) + r"):\d+"
 _DATE = r"\d{4}-\d\d-\d\d"
 
 
@@ -65,15 +69,15 @@ SHAPES: tuple[Shape, ...] = (
     # glog, absl, c10 (bracketed by torch): "E1130 03:12:41.123456 1234 file.cc:12] ",
     # "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] ", "[W1226 15:44:31.5 TCPStore.cpp:358] "
     # (torch before 2.4: "[E ProcessGroupNCCL.cpp:563] "; month without its zero: "E207")
-    _shape("glog", r"^\[?(?P<letter>[IWEF])(?:\d{3,4} " + _TIME + r")?\s+(?:\d+\s+)?(?P<origin>[\w./-]+:\d+)\]\s?"),
+    _shape("glog", r"^\[?(?P<letter>[IWEF])(?:\d{3,4} " + _TIME + r")?\s+(?:\d+\s+)?(?P<origin>" + _SOURCE + r")\]\s?"),
     # SkyPilot (and other python loggers in glog's style): "E 11-26 17:47:34 backend_utils.py:992] "
-    _shape("glog-python", r"^(?P<letter>[IWEF]) \d\d-\d\d " + _TIME + r" (?P<origin>[\w./-]+:\d+)\]\s?"),
+    _shape("glog-python", r"^(?P<letter>[IWEF]) \d\d-\d\d " + _TIME + r" (?P<origin>" + _SOURCE + r")\]\s?"),
     # absl with a date: "2022-03-11 15:15:48.010379: W external/xla/xla/service/gpu/x.cc:80] "
-    _shape("absl", r"^" + _DATE + r" " + _TIME + r": (?P<letter>[IWEF]) (?P<origin>[\w./-]+:\d+)\]\s?"),
+    _shape("absl", r"^" + _DATE + r" " + _TIME + r": (?P<letter>[IWEF]) (?P<origin>" + _SOURCE + r")\]\s?"),
     # LMCache: "[2025-05-17 09:10:17,149] LMCache ERROR: "
     _shape("bracketed-time-named", r"^\[" + _DATE + r" " + _TIME + r"\] [A-Za-z][\w.-]* " + _LEVEL_WORD + r": "),
     # Ray's C++ core (raylet, GCS, core workers): "[2021-11-08 18:40:11,612 E 7813 40222436] core_worker.cc:251: "
-    _shape("ray-core", r"^\[" + _DATE + r" " + _TIME + r" (?P<letter>[IWEF]) \d+ \d+\] (?P<origin>[\w./-]+:\d+): "),
+    _shape("ray-core", r"^\[" + _DATE + r" " + _TIME + r" (?P<letter>[IWEF]) \d+ \d+\] (?P<origin>" + _SOURCE + r"): "),
     # SGLang and others: "[2026-05-25 20:16:09 TP0] ", "[2025-10-04 02:29:36 DP7 TP7] ", "[2024-01-01 00:00:00] "
     # (also a CI log view's "[2024-09-05T00:38:34Z] ")
     _shape("bracketed-time", r"^\[" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]+\d*)*\]\s?(?:" + _LEVEL_WORD
