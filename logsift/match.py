@@ -54,7 +54,7 @@ _FATAL_SHAPES = (
 )
 _FATAL_LITERALS = (".cc:", ".cpp:", ".h:", ".hpp:", ".inc:", ".cu:", ".c:", ".go:", "level=fatal", "level=critical")
 _FATAL_ORIGIN = compile_lazily(_FATAL_SOURCE + "$")
-# A pasted excerpt (plain text: no journal host, unit or cursor) whose program logged an error and
+# A pasted excerpt (plain text: no journal time, host, unit, cursor or priority) whose program logged an error and
 # then nothing that says it came up: that error is the excerpt's last word, and the run failed
 # with its cause unknown unless a rule names it (diagnosis/runs.py decides, on the run as a
 # whole). Such a line is reported as a weaker finding of FATAL_RULE; the level comes from the
