@@ -42,8 +42,11 @@ def test_a_relayed_capture_names_the_same_cause_and_line(name: str, expected: st
     _, bare = report(str(CAPTURED / name))
     _, got = report(input=relayed(name, RELAYS[relay]))
     bare_cause, got_cause = _root_cause(bare), _root_cause(got)
-    assert got_cause is not None and bare_cause is not None
     assert _predicted(got["incidents"], expected) == expected
+    if bare_cause is None:  # a run that only says it failed (mpirun-as-root): relayed, the same
+        assert expected == "unknown" and got_cause is None
+        return
+    assert got_cause is not None
     # (indentation behind a prefix may be taken with the prefix)
     assert [str(line["text"]).strip() for line in got_cause["evidence"]] == [
         str(line["text"]).strip() for line in bare_cause["evidence"]
