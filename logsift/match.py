@@ -298,17 +298,13 @@ class Matcher:
         rule = self.rules.by_id.get(FATAL_RULE)
         if rule is None:
             return []
-        logged: Record | None = None
-        for record in event.records:
-            if record.level == "critical":
-                text = record.message.split("\n", 1)[0]
-                return [self._finding(rule, (record.line, text, self._shared((("message", text[:300]),))), event)]
-            if logged is None and _logged_error(record):
-                logged = record
-        if logged is None:
+        fatal = next((record for record in event.records if record.level == "critical"), None)
+        said = fatal or next((record for record in event.records if _logged_error(record)), None)
+        if said is None:
             return []
-        text = logged.message.split("\n", 1)[0]
-        return [self._finding(rule, (logged.line, text, self._shared((("message", text[:300]),))), event, weaker=True)]
+        text = said.message.split("\n", 1)[0]
+        return [self._finding(rule, (said.line, text, self._shared((("message", text[:300]),))), event,
+                              weaker=fatal is None)]
 
     @staticmethod
     def _finding(rule: Rule, found: tuple[int, str, dict[str, str]], event: Event, weaker: bool = False) -> Finding:
@@ -445,7 +441,7 @@ def _logged_error(record: Record) -> bool:
     return record.level is None and _CLI_ERROR.match(record.message) is not None
 
 
-def fatal_hits(record: Record, hits: frozenset[int]) -> frozenset[int]:
+def level_hits(record: Record, hits: frozenset[int]) -> frozenset[int]:
     """A record its logger marked fatal, or an excerpt's line logged at error level, is an event
     for grouping even when no rule's regex matched it (see FATAL_RULE and LEVEL_MARK)."""
     if LEVEL_MARK in hits:

@@ -13,7 +13,7 @@ from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 from logsift.diagnosis import Diagnoser, Diagnosis
 from logsift.group import GroupedEvent, Grouper
-from logsift.match import LEVEL_MARK, Matched, Matcher, RegexBudget, fatal_hits
+from logsift.match import LEVEL_MARK, Matched, Matcher, RegexBudget, level_hits
 from logsift.read.text import Skipping
 from logsift.records import Record
 from logsift.rules import RuleSet
@@ -97,7 +97,7 @@ class _Skipping:
 
     def found(self, record: Record, ids: Sequence[int]) -> None:
         self._record = record
-        self._hits = fatal_hits(record, self._prefilter.confirm(record.message, ids, record.line) if ids else EMPTY)
+        self._hits = level_hits(record, self._prefilter.confirm(record.message, ids, record.line) if ids else EMPTY)
 
     def hits(self, record: Record) -> frozenset[int] | None:
         """The hits of `record` when a reader already told them (`found`), else None."""
@@ -145,7 +145,7 @@ class Pipeline:
 
         def drain() -> Iterator[Matched]:
             for record, hits in zip(pending, scan(pending), strict=True):
-                for grouped in grouper.feed(record, fatal_hits(record, hits)):
+                for grouped in grouper.feed(record, level_hits(record, hits)):
                     yield self._finish(grouped)
             pending.clear()
 
@@ -175,7 +175,7 @@ class Pipeline:
         matched: list[Matched] = []
         for record, hits in zip(records, self.matcher.scan(records), strict=True):
             self.counts.see(record)
-            for grouped in self.grouper.feed(record, fatal_hits(record, hits)):
+            for grouped in self.grouper.feed(record, level_hits(record, hits)):
                 matched.append(self._finish(grouped))
         return matched
 
