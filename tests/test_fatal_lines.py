@@ -135,3 +135,21 @@ def test_a_journals_error_level_lines_are_left_unparsed() -> None:
              f"Error in preprocessing prompt inputs: request {i} too long\n" for i in range(3000)]
     summary = logsift.diagnose(lines, rules=load_rules(), model=False).to_dict()["summary"]
     assert summary["incidents"] == 0 and summary["lines"] == 3000 and summary["entries"] < 10
+
+
+def test_a_near_miss_error_line_still_fails_the_excerpt_for_the_learned_fallback() -> None:
+    # With the fallback, a line sharing a rule's literal is an event of near misses (not marker
+    # only); its error level must still make the excerpt's run fail (it once read as healthy).
+    from logsift.match import NEAR, Matcher
+    from logsift.pipeline import analyze
+    from logsift.read.text import TextReader
+
+    rules = load_rules()
+    line = UV.splitlines()[1]
+    matcher = Matcher(rules, near=True)
+    assert NEAR in matcher.scan(list(TextReader("-").read([line])))[0]
+    analysis = analyze(TextReader("-").read(UV.splitlines()), rules, matcher, fallback=lambda matched: matched)
+    [incident] = analysis.diagnosis.incidents
+    [run] = incident.runs
+    assert (run.outcome, incident.root_cause) == ("failed", None)
+    assert run.failure is not None and run.failure.text.startswith("error: unexpected argument")
