@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from tabulate import tabulate
-
 from logsift.report.common import RenderOptions
 from logsift.report.document import Report
 from logsift.sanitize import clean
@@ -38,4 +36,6 @@ def render(report: Report, out: TextIO, options: RenderOptions) -> None:
     if not table:
         out.write("no incidents\n")
         return
+    from tabulate import tabulate  # start-up: imported by the report that prints a table
+
     out.write(tabulate(table, headers=HEADERS, tablefmt="simple") + "\n")

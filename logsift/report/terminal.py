@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping, TextIO
 
 import click
-from tabulate import tabulate
 
 from logsift.diagnosis.host import HOST_EVENT_WINDOW
 from logsift.records import Finding, Incident, Run, SinceBoot
@@ -172,6 +171,8 @@ class _Writer:
                 self.options.clock(incident.first_seen), f"{sum(ttf) / len(ttf):.0f}s" if ttf else "-",
                 self.state(incident, plain=True),
             ))
+        from tabulate import tabulate  # only a report with a table pays for its import (start-up)
+
         body = tabulate(table, headers=("host", "runs", "failed", "first failure", "mean time to failure", "state"),
                         tablefmt="simple")
         self.add(*("  " + line for line in body.splitlines()))
@@ -335,6 +336,8 @@ def render(report: Report, out: TextIO, options: RenderOptions) -> None:
     writer.findings()
     table = rows(report, options)
     if table:
+        from tabulate import tabulate
+
         writer.add(tabulate(table, headers=HEADERS, tablefmt="simple"))
     elif report.summary.lines == 0 and report.summary.entries == 0:
         writer.add(writer.style("Nothing was read: no diagnosis.", fg="yellow", bold=True))
