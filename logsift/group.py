@@ -34,6 +34,7 @@ SWEEP = 256  # input lines between looks for events that can no longer continue
 SWEEP_TIME = timedelta(seconds=1)  # and log time
 
 _TRACEBACK = "Traceback (most recent call last)"
+_PROGRESS_LEVELS = ("info", "debug")  # a logger line at these levels lends no level to a traceback after it
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _BUILD_START = compile_lazily(
     r"^\[\d+/\d+\] |^FAILED: |^ninja: build stopped|^In file included from |\bfatal error: |"
@@ -203,14 +204,17 @@ class Grouper:
 
     def _level(self, key: tuple[object, ...], record: Record) -> str | None:
         """The logger level of an event: its first line's, or, for a traceback printed right
-        after a logger's line (python logging's exc_info: "WARNING ... failed to import x:" then
-        the traceback), that line's."""
+        after a logger's warning or error line (python logging's exc_info: "WARNING ... failed to
+        import x:" then the traceback), that line's. A traceback right after an INFO or DEBUG
+        line is the interpreter's own report of an uncaught exception that followed a progress
+        line ("INFO loading weights", then the crash): exc_info at those levels is rare, crashes
+        after progress lines are everyday, so it keeps no level."""
         if record.level is not None:
             return record.level
         before = self.previous
         if (before is not None and before.stream == key and before.line + before.lines == record.line
                 and _TRACEBACK in record.message
-                and before.logger in PYTHON_LOGGERS):
+                and before.logger in PYTHON_LOGGERS and before.level not in _PROGRESS_LEVELS):
             return before.level
         return None
 

@@ -117,3 +117,26 @@ def test_a_paste_that_starts_below_the_header_is_still_a_traceback() -> None:
 def test_an_indented_line_that_only_mentions_a_line_number_opens_nothing() -> None:
     found = events('    see "setup.py", line 3 for the flag\n', hits_on=('", line ',))
     assert [event.kind for event in found] == ["line"]
+
+
+CRASH_AFTER = """\
+2026-12-01 22:11:46,834 {level} worker: warming up rmsnorm (torch.bfloat16, hidden 4096)
+Traceback (most recent call last):
+  File "/srv/worker.py", line 45, in <module>
+    y = flashinfer.rmsnorm(x, weight, eps=1e-6)
+RuntimeError: Ninja build failed.
+"""
+
+
+def test_a_traceback_right_after_a_warning_line_is_logged_at_that_level() -> None:
+    # python logging's exc_info: log.warning("optional kernels unavailable", exc_info=True)
+    (_, traceback) = events(CRASH_AFTER.format(level="WARNING"), hits_on=("Traceback", "warming up"))
+    assert traceback.kind == "traceback" and traceback.level == "warning" and traceback.logged_below_error
+
+
+def test_a_traceback_right_after_a_progress_line_is_an_uncaught_exception() -> None:
+    # an INFO or DEBUG line, then the interpreter's report of the crash that followed it: not a
+    # traceback the program logged and carried on from (flashinfer-cxx14-compile-error capture)
+    for level in ("INFO", "DEBUG"):
+        (_, traceback) = events(CRASH_AFTER.format(level=level), hits_on=("Traceback", "warming up"))
+        assert traceback.kind == "traceback" and traceback.level is None and not traceback.logged_below_error
