@@ -90,10 +90,13 @@ def test_the_corpus_scores_at_least_its_floors() -> None:
     card = report.scorecard(rules)
     for name, floor in FLOORS.items():
         right, total = getattr(card, name)
+        # A failure names dev cases only: no holdout case may be looked at (fixtures/corpus/README.md).
         assert total and right / total >= floor, (name, right, total, [
-            (item.case.name, item.predicted) for item in report.misses if item.case.expected != UNKNOWN][:20])
+            (item.case.name, item.predicted) for item in report.misses
+            if item.case.expected != UNKNOWN and item.case.split != "holdout"][:20])
     assert len(card.confidently_wrong) <= MAX_CONFIDENTLY_WRONG, [
-        (item.case.name, item.case.expected, item.predicted) for item in card.confidently_wrong]
+        (item.case.name, item.case.expected, item.predicted) if item.case.split != "holdout" else "(a holdout case)"
+        for item in card.confidently_wrong]
     assert not report.crashes
 
 
