@@ -407,8 +407,8 @@ def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
     found.extend(Entry(base + number, fact.pattern, fact.pattern.literals, (f"fact {fact.name}", fact.line),
                        f"{fact.path}:{fact.line}") for number, fact in enumerate(rules.facts) if fact.pattern is not None)
     found.extend(Entry(MARKER, None, (marker,)) for marker in MARKERS)
-    found.append(Entry(MARKER, _fatal_shapes(), _FATAL_LITERALS))
-    found.append(Entry(LEVEL_MARK, _error_shapes(), _ERROR_LITERALS))
+    found.append(Entry(MARKER, _FATAL_PATTERN, _FATAL_LITERALS))
+    found.append(Entry(LEVEL_MARK, _ERROR_PATTERN, _ERROR_LITERALS))
     if near:
         found.extend(Entry(NEAR, None, (literal,)) for literal in sorted(literals))
     return found
@@ -417,18 +417,14 @@ def entries(rules: RuleSet, near: bool = False) -> list[Entry]:
 _FRAME = compile_lazily(r'\bFile "[^"]*", line \d+')
 
 
-def _fatal_shapes() -> Pattern:
-    return _built_in(_FATAL_SHAPES, _FATAL_LITERALS)
-
-
-def _error_shapes() -> Pattern:
-    return _built_in(_ERROR_SHAPES, _ERROR_LITERALS)
-
-
 def _built_in(source: str, literals: Iterable[str]) -> Pattern:
-    """One of this module's own shapes, compiled when a line first needs it: compiling both
-    up front was a third of the start-up on empty input (tests/test_fatal_lines.py uses them)."""
+    """One of this module's own shapes, compiled when a line first needs it (once a process, for
+    every Matcher): compiling both up front was a third of the start-up on empty input."""
     return Pattern(index=0, source=source, compiled=LazyRegex(source), literals=tuple(item.lower() for item in literals), line=0)
+
+
+_FATAL_PATTERN = _built_in(_FATAL_SHAPES, _FATAL_LITERALS)
+_ERROR_PATTERN = _built_in(_ERROR_SHAPES, _ERROR_LITERALS)
 
 
 def _fatal_logger(record: Record) -> bool:

@@ -109,7 +109,7 @@ def test_an_excerpt_error_line_among_many_healthy_ones_is_found_with_skipping() 
 def test_every_error_level_prefix_is_a_candidate_of_the_raw_shapes() -> None:
     # The prefilter must flag every raw line whose parsed record is an excerpt's error (else
     # skipping would lose it): the shapes' superset, for each relay shape that gives a level.
-    from logsift.match import _error_shapes
+    from logsift.match import _ERROR_PATTERN
     from logsift.read.relay import unwrap
     from tests.test_relay import CASES
 
@@ -121,7 +121,7 @@ def test_every_error_level_prefix_is_a_candidate_of_the_raw_shapes() -> None:
         "time=2024-07-01T10:00:00.000Z level=ERROR source=server.go:12 msg=\"llama runner terminated\"",
         "(setup pid=1293) error: unexpected argument '--torch-backend' found",
     ]
-    shapes = _error_shapes().compiled
+    shapes = _ERROR_PATTERN.compiled
     for line in lines:
         said = unwrap(line)
         assert said.level in ("error", "critical") or said.message.startswith("error:"), line
