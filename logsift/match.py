@@ -158,11 +158,19 @@ class Matcher:
         self.fact_base = 2 * len(rules.rules)
         self.field_facts = tuple(fact for fact in rules.facts if fact.field is not None)
         self.catch_alls = tuple((number, rule) for number, rule in enumerate(rules.rules) if "catch-all" in rule.tags)
-        self.prefilter: Prefilter = build_prefilter(entries(rules, near), engine,
-                                                    cache_dir() if cache is CACHE else cache)
+        self._engine = engine
+        self._cache = cache_dir() if cache is CACHE else cache
+        self._prefilter: Prefilter | None = None
         self.budget = RegexBudget()
-        self.prefilter.budget = self.budget
         self._captures: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+
+    @property
+    def prefilter(self) -> Prefilter:
+        """Built when first needed: an input with no lines loads no engine and reads no database."""
+        if self._prefilter is None:
+            self._prefilter = build_prefilter(entries(self.rules, self.near), self._engine, self._cache)
+            self._prefilter.budget = self.budget
+        return self._prefilter
 
     @property
     def timeouts(self) -> int:

@@ -17,7 +17,7 @@ from logsift.match import LEVEL_MARK, Matched, Matcher, RegexBudget, level_hits
 from logsift.read.text import Skipping
 from logsift.records import Record
 from logsift.rules import RuleSet
-from logsift.rules.prefilter import EMPTY
+from logsift.rules.prefilter import EMPTY, Prefilter
 
 
 @dataclass
@@ -79,16 +79,26 @@ class _Skipping:
 
     def __init__(self, matcher: Matcher, grouper: Grouper, counts: Counts) -> None:
         self._counts = counts
-        self._prefilter = matcher.prefilter
+        self._matcher = matcher
         self.wanted = grouper.streams
         self.lines = 0  # lines the text readers went through, skipped ones included
         self._record: Record | None = None
         self._hits = EMPTY
-        # The prefilter entries that matter only on plain text lines, never on a journal entry:
-        # an excerpt's error-level shapes (match.LEVEL_MARK). Readers leave such candidates
-        # unparsed where the line is a journal entry.
-        self.plain_only = frozenset(index for index, entry in enumerate(self._prefilter.entries)
-                                    if entry.owner == LEVEL_MARK)
+        self._plain_only: frozenset[int] | None = None
+
+    @property
+    def _prefilter(self) -> Prefilter:
+        return self._matcher.prefilter
+
+    @property
+    def plain_only(self) -> frozenset[int]:
+        """The prefilter entries that matter only on plain text lines, never on a journal entry:
+        an excerpt's error-level shapes (match.LEVEL_MARK). Readers leave such candidates
+        unparsed where the line is a journal entry."""
+        if self._plain_only is None:
+            self._plain_only = frozenset(index for index, entry in enumerate(self._prefilter.entries)
+                                         if entry.owner == LEVEL_MARK)
+        return self._plain_only
 
     def candidates(self, block: bytes) -> list[tuple[int, list[int]]]:
         if not self._counts.kernel:  # the kernel's healthy lines are skipped, but were they there?

@@ -131,12 +131,14 @@ def test_lazy_patterns_compile_on_first_use_and_behave_as_compiled() -> None:
 
 def test_empty_input_compiles_no_regex_and_prints_no_table(tmp_path: Path) -> None:
     # Start-up (issue 12): the rule regexes and match.py's own shapes compile when a line first
-    # needs them (the `regex` module is 9 ms to import), and tabulate (40 ms with wcwidth) comes
-    # with the first table a report prints.
+    # needs them (the `regex` module is 9 ms to import), tabulate (40 ms with wcwidth) comes
+    # with the first table a report prints, and the scan engine (hyperscan or the portable one)
+    # with its database is loaded for the first block of input (match.Matcher.prefilter).
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
     probe = ("import json, sys\nfrom logsift.cli import run\ncode = run(sys.argv[1:])\n"
-             "print(json.dumps([code, sorted({'regex', 'tabulate'} & set(sys.modules))]), file=sys.stderr)\n")
+             "print(json.dumps([code, sorted({'regex', 'tabulate', 'hyperscan', 'ahocorasick_rs'} & set(sys.modules))]),"
+             " file=sys.stderr)\n")
     env = {**os.environ, "LOGSIFT_CACHE_DIR": str(tmp_path / "cache"), "TZ": "UTC"}
     for args in (["--no-model", str(empty)], ["--no-model", "--format", "json", str(empty)]):
         # The first run fills the rule cache (it parses the rule files, regexes and all).

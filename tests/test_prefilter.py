@@ -134,10 +134,13 @@ def test_the_translated_expressions_are_cached_and_reused(tmp_path: Path) -> Non
 @pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
 def test_the_compiled_database_is_cached_and_reused(tmp_path: Path) -> None:
     first = Matcher(RULES, engine="hyperscan", cache=tmp_path)
+    assert not list(tmp_path.glob("scan-*.hsdb"))  # built when first needed, not by the Matcher
+    first.prefilter.scan(LINES[:1])
     cached = list(tmp_path.glob("scan-*.hsdb"))
     assert len(cached) == 1
     stamp = cached[0].stat().st_mtime_ns
     second = Matcher(RULES, engine="hyperscan", cache=tmp_path)
+    second.prefilter.scan(LINES[:1])
     assert cached[0].stat().st_mtime_ns == stamp
     assert first.prefilter.scan(LINES[:500]) == second.prefilter.scan(LINES[:500])
     cached[0].write_bytes(b"not a database")  # damaged: compiled again, never an error
