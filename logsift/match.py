@@ -69,7 +69,7 @@ _ERROR_SHAPES = (
     r"|\blevel=(?:err|error|ERR|ERROR|Err|Error|critical|CRITICAL|Critical|fatal|FATAL|Fatal)\b"
     r"|(?:^|[\s:\]\[])[EF](?:\d{3,4} \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?" + _SOURCE_AT + r"\]"
     r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] " + _SOURCE_AT + r": |\[[EF]:onnxruntime:"
-    r"|\b(?:error|fatal)(?:\[[\w-]+\])?: "
+    r"|\b(?:error|fatal)(?:\[[\w-]+\])?: |\] \[(?:error|critical)\] "
 )
 # The glog shapes' literals are their source file's extension and colon (".cc:", ".py:"): the line
 # number's digits before "]" would be in every journal line ("python3[1234]:"), which the literal

@@ -55,6 +55,10 @@ CASES = [
     # A CI log view's UTC time in brackets, then uvicorn's level.
     ("[2024-09-05T00:38:34Z] ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 44319)",
      "[Errno 98] error while attempting to bind on address ('0.0.0.0', 44319)", None, "error", None),
+    # spdlog's default pattern, with a logger name (LlamaEdge's wasi logger) and without one.
+    ("[2024-07-11 07:50:12.036] [wasi_logging_stdout] [error] llama_core: Get the model metadata.",
+     "llama_core: Get the model metadata.", None, "error", None),
+    ("[2021-12-23 01:23:45.067] [info] log message", "log message", None, "info", None),
 ]
 
 

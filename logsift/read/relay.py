@@ -78,6 +78,10 @@ SHAPES: tuple[Shape, ...] = (
     _shape("bracketed-time-named", r"^\[" + _DATE + r" " + _TIME + r"\] [A-Za-z][\w.-]* " + _LEVEL_WORD + r": "),
     # Ray's C++ core (raylet, GCS, core workers): "[2021-11-08 18:40:11,612 E 7813 40222436] core_worker.cc:251: "
     _shape("ray-core", r"^\[" + _DATE + r" " + _TIME + r" (?P<letter>[IWEF]) \d+ \d+\] (?P<origin>" + _SOURCE + r"): "),
+    # spdlog's default pattern (C++ and Rust services: LlamaEdge, TensorRT tools): "[2024-07-11
+    # 07:50:12.036] [logger] [error] ", without a logger name "[2021-12-23 01:23:45.067] [info] "
+    _shape("spdlog", r"^\[" + _DATE + r" " + _TIME + r"\] (?:\[[^\[\]\n]{1,80}\] )?\[(?P<level>trace|debug|info|warning|warn"
+           r"|error|critical)\] "),
     # SGLang and others: "[2026-05-25 20:16:09 TP0] ", "[2025-10-04 02:29:36 DP7 TP7] ", "[2024-01-01 00:00:00] "
     # (also a CI log view's "[2024-09-05T00:38:34Z] ")
     _shape("bracketed-time", r"^\[" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)?(?: [A-Z]+\d*)*\]\s?(?:" + _LEVEL_WORD
