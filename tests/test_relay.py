@@ -59,6 +59,11 @@ CASES = [
     ("[2024-07-11 07:50:12.036] [wasi_logging_stdout] [error] llama_core: Get the model metadata.",
      "llama_core: Get the model metadata.", None, "error", None),
     ("[2021-12-23 01:23:45.067] [info] log message", "log message", None, "info", None),
+    # trtexec: the level before TensorRT's tag, and before trtexec's own lines.
+    ("[09/07/2021-15:54:19] [E] [TRT] Network validation failed.", "Network validation failed.", None, "error", None),
+    ("[09/07/2021-15:54:19] [E] Engine set up failed", "Engine set up failed", None, "error", None),
+    ("[04/09/2024-16:26:41] [TRT] [W] Using default stream", "Using default stream", None, "warning", None),
+    ("[TRT-LLM] [I] Set nccl_plugin to None.", "Set nccl_plugin to None.", None, "info", None),
 ]
 
 

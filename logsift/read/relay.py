@@ -91,8 +91,10 @@ SHAPES: tuple[Shape, ...] = (
     # ComfyUI's error report (markdown): "- **Exception Type:** torch.OutOfMemoryError", then
     # "- **Exception Message:** Allocation on device": the exception's type and message
     _shape("comfyui-report", r"^- \*\*Exception (?:Type|Message):\*\* ?"),
-    # TensorRT: "[04/09/2024-16:26:41] [TRT] [E] ", "[TRT-LLM] [W] "
-    _shape("tensorrt", r"^(?:\[\d\d/\d\d/\d{4}-" + _TIME + r"\] )?\[TRT(?:-LLM)?\] \[(?P<letter>[IWEV])\] "),
+    # TensorRT: "[04/09/2024-16:26:41] [TRT] [E] ", "[TRT-LLM] [W] "; trtexec puts the level first:
+    # "[09/07/2021-15:54:19] [E] [TRT] ", its own lines "[09/07/2021-15:54:19] [E] Engine set up failed"
+    _shape("tensorrt", r"^(?:\[\d\d/\d\d/\d{4}-" + _TIME + r"\] (?:\[(?P<level>[IWEVF])\](?: \[TRT\])?|\[TRT(?:-LLM)?\] "
+           r"\[(?P<letter>[IWEVF])\])|\[TRT(?:-LLM)?\] \[(?P<letter2>[IWEVF])\]) "),
     # python logging: "2026-05-25 20:16:09,412 - WARNING - name: ", "2024-12-26 10:14:09,664 name 42 ERROR ",
     # "2024-12-26 10:14:09.664 | ERROR | mod:fn:12 - " (loguru), "2025-01-01T00:00:00.123Z ERROR ",
     # "2024-02-20 21:46:23 | ERROR | stderr | " (FastChat's workers)
@@ -166,7 +168,7 @@ def unwrap(message: str) -> Unwrapped:
             groups = found.groupdict()
             if groups.get("stream"):
                 stream = _join(stream, groups["stream"])
-            word = groups.get("level") or groups.get("letter")
+            word = groups.get("level") or groups.get("letter") or groups.get("letter2")
             if word:
                 level = _LEVELS.get(word.upper(), level)
                 logger = shape.name
