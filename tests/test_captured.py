@@ -19,6 +19,16 @@ CAPTURED = FIXTURES / "captured"
 with open(CAPTURED / "expected.tsv", newline="") as handle:
     EXPECTED = [(row["file"], row["class"]) for row in csv.DictReader(handle, delimiter="\t")]
 UNIT = "gpu-job.service"
+# Captures logsift gets wrong today, with why; they fail visibly (strict xfail) once fixed, so the
+# entry must then go. uvicorn answered a bad request with 500 after logging the app's traceback
+# ("Exception in ASGI application") and later shut down cleanly: a request error, not a failed run.
+# Treating that line as a handled error would also hide the errors of two corpus cases (416, 314)
+# raised inside a request, and a clean uvicorn shutdown after an error is also how vLLM's server
+# stops after its engine died.
+KNOWN_MISSES = {"healthy-uvicorn-bad-request-500.txt": "a request's traceback logged by uvicorn reads as the run's failure"}
+CASES = [pytest.param(name, expected, id=name,
+                      marks=[pytest.mark.xfail(reason=KNOWN_MISSES[name], strict=True)] if name in KNOWN_MISSES else [])
+         for name, expected in EXPECTED]
 
 
 @functools.cache
@@ -50,7 +60,7 @@ def as_unit_journal(name: str, expected: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize(("name", "expected"), EXPECTED, ids=[name for name, _ in EXPECTED])
+@pytest.mark.parametrize(("name", "expected"), CASES)
 def test_captured_output(name: str, expected: str) -> None:
     code, got = report(str(CAPTURED / name))
     assert _predicted(got["incidents"], expected) == expected
@@ -61,7 +71,7 @@ def test_captured_output(name: str, expected: str) -> None:
         assert all("Traceback (most recent call last)" not in cause["evidence"][0]["text"] for cause in causes)
 
 
-@pytest.mark.parametrize(("name", "expected"), EXPECTED, ids=[name for name, _ in EXPECTED])
+@pytest.mark.parametrize(("name", "expected"), CASES)
 def test_captured_output_as_a_units_journal_text(name: str, expected: str) -> None:
     _, got = report(input=as_unit_journal(name, expected))
     assert _predicted(got["incidents"], expected) == expected
@@ -70,7 +80,7 @@ def test_captured_output_as_a_units_journal_text(name: str, expected: str) -> No
 
 
 @pytest.mark.skipif(not have_journal_remote(), reason="needs systemd-journal-remote and journalctl")
-@pytest.mark.parametrize(("name", "expected"), EXPECTED, ids=[name for name, _ in EXPECTED])
+@pytest.mark.parametrize(("name", "expected"), CASES)
 def test_captured_output_as_a_native_journal(name: str, expected: str, tmp_path: Path) -> None:
     entries = short_to_entries(as_unit_journal(name, expected), unit=UNIT, year=2026)
     journal = build_journal(entries_export(entries), tmp_path / "gpu-job.journal")
