@@ -273,9 +273,14 @@ def _lines_read(port: int) -> float | None:
     return float(match.group(1)) if match else None
 
 
+STALL = 5.0  # seconds without progress that end a wait: on a loaded machine the watch can be
+# starved for more than a second between two reads
+
+
 def _caught_up(port: int, sent: int, timeout: float = 60.0) -> int:
-    """Wait until the watch has read the `sent` lines written so far (or its count stops moving:
-    a line held back as a possible continuation, or lines that joined one entry); what it read."""
+    """Wait until the watch has read the `sent` lines written so far (or its count stops moving
+    for STALL seconds: a line held back as a possible continuation, or lines that joined one
+    entry); what it read."""
     deadline = time.monotonic() + timeout
     last, still = -1.0, time.monotonic()
     while time.monotonic() < deadline:
@@ -284,7 +289,7 @@ def _caught_up(port: int, sent: int, timeout: float = 60.0) -> int:
             return int(read)
         if read != last:
             last, still = read if read is not None else -1.0, time.monotonic()
-        elif time.monotonic() - still > 1.0:
+        elif time.monotonic() - still > STALL:
             break
         time.sleep(0.01)
     return int(max(last, 0))
