@@ -14,9 +14,12 @@ from typing import Any
 import pytest
 
 from tests.helpers import invoke, report
-from tests.test_captured import CAPTURED, EXPECTED, _predicted
+from tests.test_captured import CAPTURED, EXPECTED, KNOWN_MISSES, _predicted
 
 FAILED = [(name, expected) for name, expected in EXPECTED if expected != "healthy"]
+# the captures logsift names wrongly today (test_captured.KNOWN_MISSES): strict xfails here too
+FAILED_CASES = [pytest.param(name, expected, id=name, marks=[pytest.mark.xfail(reason=KNOWN_MISSES[name], strict=True)]
+                             if name in KNOWN_MISSES else []) for name, expected in FAILED]
 
 RELAYS: dict[str, Callable[[int], str]] = {
     "vllm-worker": lambda pid: f"(VllmWorker rank=0 pid={pid}) ERROR 11-30 03:12:41 [multiproc_executor.py:375] ",
@@ -37,7 +40,7 @@ def _root_cause(got: dict[str, Any]) -> dict[str, Any] | None:
 
 
 @pytest.mark.parametrize("relay", sorted(RELAYS))
-@pytest.mark.parametrize(("name", "expected"), FAILED, ids=[name for name, _ in FAILED])
+@pytest.mark.parametrize(("name", "expected"), FAILED_CASES)
 def test_a_relayed_capture_names_the_same_cause_and_line(name: str, expected: str, relay: str) -> None:
     _, bare = report(str(CAPTURED / name))
     _, got = report(input=relayed(name, RELAYS[relay]))
