@@ -49,7 +49,7 @@ NEAR = -2
 FATAL_RULE = "serving.failed"
 _FATAL_SOURCE = r"\.(?:cc|cpp|h|hpp|inc|cu|c|go):\d+"  # the logger's code location, as read/relay.py takes it
 _FATAL_SHAPES = (
-    r"(?:^|[\s:\]])\[?F(?:\d{3,4} \d\d:\d\d:\d\d(?:[.,]\d+)?)?\s+(?:\d+\s+)?[\w./-]*" + _FATAL_SOURCE + r"\]"
+    r"(?:^|[\s:\]])\[?F(?:(?:\d{8}|\d{3,4}) \d\d:\d\d:\d\d(?:[.,]\d+)?)?\s+(?:\d+\s+)?[\w./-]*" + _FATAL_SOURCE + r"\]"
     r"|\blevel=(?:fatal|FATAL|Fatal|critical|CRITICAL)\b"
 )
 _FATAL_LITERALS = (".cc:", ".cpp:", ".h:", ".hpp:", ".inc:", ".cu:", ".c:", ".go:", "level=fatal", "level=critical")
@@ -67,7 +67,7 @@ _SOURCE_AT = r"[\w./-]*\.(?:" + "|".join(SOURCE_EXTENSIONS) + r"):\d+"  # read/r
 _ERROR_SHAPES = (
     r"\b(?:ERROR|CRITICAL|FATAL)\b"
     r"|\blevel=(?:err|error|ERR|ERROR|Err|Error|critical|CRITICAL|Critical|fatal|FATAL|Fatal)\b"
-    r"|(?:^|[\s:\]\[])[EF](?:\d{3,4} \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?" + _SOURCE_AT + r"\]"
+    r"|(?:^|[\s:\]\[])[EF](?:(?:\d{8}|\d{3,4}) \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?" + _SOURCE_AT + r"\]"
     r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] " + _SOURCE_AT + r": |\[[EF]:onnxruntime:"
     r"|\b(?:error|fatal)(?:\[[\w-]+\])?: |\] \[(?:error|critical)\] "
 )

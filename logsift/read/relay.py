@@ -69,7 +69,8 @@ SHAPES: tuple[Shape, ...] = (
     # glog, absl, c10 (bracketed by torch): "E1130 03:12:41.123456 1234 file.cc:12] ",
     # "[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] ", "[W1226 15:44:31.5 TCPStore.cpp:358] "
     # (torch before 2.4: "[E ProcessGroupNCCL.cpp:563] "; month without its zero: "E207")
-    _shape("glog", r"^\[?(?P<letter>[IWEF])(?:\d{3,4} " + _TIME + r")?\s+(?:\d+\s+)?(?P<origin>" + _SOURCE + r")\]\s?"),
+    # (glog 0.7+ writes the year too: "E20260528 17:58:58.306107  2881 etcd_helper.cpp:135] ")
+    _shape("glog", r"^\[?(?P<letter>[IWEF])(?:(?:\d{8}|\d{3,4}) " + _TIME + r")?\s+(?:\d+\s+)?(?P<origin>" + _SOURCE + r")\]\s?"),
     # SkyPilot (and other python loggers in glog's style): "E 11-26 17:47:34 backend_utils.py:992] "
     _shape("glog-python", r"^(?P<letter>[IWEF]) \d\d-\d\d " + _TIME + r" (?P<origin>" + _SOURCE + r")\]\s?"),
     # absl with a date: "2022-03-11 15:15:48.010379: W external/xla/xla/service/gpu/x.cc:80] "
