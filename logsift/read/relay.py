@@ -79,7 +79,7 @@ SHAPES: tuple[Shape, ...] = (
     _shape("bracketed-time-named", r"^\[" + _DATE + r" " + _TIME + r"\] [A-Za-z][\w.-]* " + _LEVEL_WORD + r": "),
     # Ray's C++ core (raylet, GCS, core workers): "[2021-11-08 18:40:11,612 E 7813 40222436] core_worker.cc:251: "
     _shape("ray-core", r"^\[" + _DATE + r" " + _TIME + r" (?P<letter>[IWEF]) \d+ \d+\] (?P<origin>" + _SOURCE + r"): "),
-    # spdlog's default pattern (C++ and Rust services: LlamaEdge, TensorRT tools): "[2024-07-11
+    # spdlog's default pattern (C++ and Rust services, LlamaEdge's wasi logger): "[2024-07-11
     # 07:50:12.036] [logger] [error] ", without a logger name "[2021-12-23 01:23:45.067] [info] "
     _shape("spdlog", r"^\[" + _DATE + r" " + _TIME + r"\] (?:\[[^\[\]\n]{1,80}\] )?\[(?P<level>trace|debug|info|warning|warn"
            r"|error|critical)\] "),
