@@ -20,13 +20,8 @@ with open(CAPTURED / "expected.tsv", newline="") as handle:
     EXPECTED = [(row["file"], row["class"]) for row in csv.DictReader(handle, delimiter="\t")]
 UNIT = "gpu-job.service"
 # Captures logsift gets wrong today, with why; they fail visibly (strict xfail) once fixed, so the
-# entry must then go. uvicorn answered a bad request with 500 after logging the app's traceback
-# ("Exception in ASGI application") and later shut down cleanly: a request error, not a failed run.
-# Treating that line as a handled error would also hide the errors of two corpus cases (416, 314)
-# raised inside a request, and a clean uvicorn shutdown after an error is also how vLLM's server
-# stops after its engine died.
+# entry must then go.
 KNOWN_MISSES = {
-    "healthy-uvicorn-bad-request-500.txt": "a request's traceback logged by uvicorn reads as the run's failure",
     # Readings the rules make on purpose for what the log shows (fixtures/captured/README.md, run 15):
     "torch-load-mmap-sigbus.txt": "SIGBUS while a mapped checkpoint is read is named a crash, not a cut file",
     "mp-spawn-rank-sigkill.txt": "a rank dead of SIGKILL with no stop request reads as the OOM killer",
