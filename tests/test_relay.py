@@ -64,6 +64,9 @@ CASES = [
     ("[09/07/2021-15:54:19] [E] Engine set up failed", "Engine set up failed", None, "error", None),
     ("[04/09/2024-16:26:41] [TRT] [W] Using default stream", "Using default stream", None, "warning", None),
     ("[TRT-LLM] [I] Set nccl_plugin to None.", "Set nccl_plugin to None.", None, "info", None),
+    # A paste that indented a whole block of Ray's relayed lines.
+    ("   (SGLangEngine pid=32887) torch.AcceleratorError: CUDA error: an illegal memory access was",
+     "torch.AcceleratorError: CUDA error: an illegal memory access was", "SGLangEngine pid=32887", None, None),
     # glog 0.7+ with the year in its header.
     ("E20260528 17:58:58.306311  2521 ha_helper.cpp:176] Master service stopped: 1", "Master service stopped: 1", None,
      "error", "ha_helper.cpp:176"),

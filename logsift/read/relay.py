@@ -56,7 +56,8 @@ def _shape(name: str, regex: str) -> Shape:
 SHAPES: tuple[Shape, ...] = (
     # Ray and vLLM's multiprocessing relay: "(RayWorkerWrapper pid=4009) ", "(VllmWorker TP1 pid=9)",
     # "(EngineCore_DP0 pid=8146) ", "(pid=gcs_server) ", "(raylet, ip=10.0.0.2) "
-    _shape("ray", r"^\((?P<stream>[^()]*?\b(?:pid=[\w.-]+|ip=[\d.]+)[^()]*)\)(?: |$)"),
+    # (a paste may indent the whole block: "   (SGLangEngine pid=32887) ")
+    _shape("ray", r"^ {0,8}\((?P<stream>[^()]*?\b(?:pid=[\w.-]+|ip=[\d.]+)[^()]*)\)(?: |$)"),
     # torchrun / torch.distributed: "[rank0]:", "[rank3]: "
     _shape("rank", r"^\[(?P<stream>rank\d+)\]:\s?"),
     # kubectl logs --prefix: "[pod/vllm-0/server] "
@@ -151,8 +152,8 @@ PLAIN = Unwrapped("")
 
 def unwrap(message: str) -> Unwrapped:
     """The message without the relay and logger prefixes before it, and what they said."""
-    if not message or message[0] not in _FIRST:
-        return Unwrapped(message)
+    if not message or (message[0] not in _FIRST and not (message[0] == " " and message.lstrip(" ")[:1] == "(")):
+        return Unwrapped(message)  # (an indented "(... pid=N) " is a Ray prefix in a paste that indented its block)
     stream: str | None = None
     level: str | None = None
     origin: str | None = None
