@@ -67,6 +67,9 @@ CASES = [
     # A paste that indented a whole block of Ray's relayed lines.
     ("   (SGLangEngine pid=32887) torch.AcceleratorError: CUDA error: an illegal memory access was",
      "torch.AcceleratorError: CUDA error: an illegal memory access was", "SGLangEngine pid=32887", None, None),
+    # Google Cloud Logging's entry view.
+    ('textPayload: "vllm serve: error: argument --limit-mm-per-prompt: Value image:4 cannot be converted."',
+     'vllm serve: error: argument --limit-mm-per-prompt: Value image:4 cannot be converted."', None, None, None),
     # glog 0.7+ with the year in its header.
     ("E20260528 17:58:58.306311  2521 ha_helper.cpp:176] Master service stopped: 1", "Master service stopped: 1", None,
      "error", "ha_helper.cpp:176"),

@@ -123,6 +123,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("level-colon", r"^" + _LEVEL_WORD + r":(?:[\w.]+:)?\s*(?=\S)"),
     # pytest's failure report: "E   RuntimeError: ..." (the exception lines of a failed test)
     _shape("pytest", r"^(?P<letter>E)   (?=\S)"),
+    # Google Cloud Logging's entry view (a YAML-ish dump): the line's text is the entry's textPayload
+    _shape("gcp-textpayload", r'^textPayload: "'),
     # a quoted paste or a shell prompt: "> ", "$ ", "# " (only with a space after)
     _shape("quote", r"^>(?: |$)"),
 )
