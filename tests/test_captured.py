@@ -22,6 +22,11 @@ UNIT = "gpu-job.service"
 # Captures logsift gets wrong today, with why; they fail visibly (strict xfail) once fixed, so the
 # entry must then go.
 KNOWN_MISSES = {
+    # A request's error logged with its traceback, then a later request answered 200 and a clean
+    # shutdown: the server went on. Reading every access-log line to see that would make each one
+    # a parsed candidate (172,794 of the bench's 1,031,028 sparse lines; sparse 0.16 -> 0.76 of grep).
+    "healthy-uvicorn-bad-request-500.txt": "a request's traceback logged by uvicorn reads as the run's failure",
+    "healthy-serve-request-oom-recovered.txt": "a request's OOM, logged with its traceback and answered 503, reads as the run's failure",
     # Readings the rules make on purpose for what the log shows (fixtures/captured/README.md, run 15):
     "torch-load-mmap-sigbus.txt": "SIGBUS while a mapped checkpoint is read is named a crash, not a cut file",
     "mp-spawn-rank-sigkill.txt": "a rank dead of SIGKILL with no stop request reads as the OOM killer",
