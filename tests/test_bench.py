@@ -127,8 +127,10 @@ def test_crashloop_journal_is_deterministic_and_labelled(tmp_path: Path) -> None
     from bench import crashloop
 
     first, second = io.BytesIO(), io.BytesIO()
-    lines, runs = crashloop.generate(first, 200_000, seed=3)
-    crashloop.generate(second, 200_000, seed=3)
+    # 1 MB: enough runs whatever captures the loop draws (a JIT build's verbose capture is
+    # thousands of lines)
+    lines, runs = crashloop.generate(first, 1_000_000, seed=3)
+    crashloop.generate(second, 1_000_000, seed=3)
     assert first.getvalue() == second.getvalue()
     text = first.getvalue().decode("utf-8").splitlines()
     assert len(text) == lines and all(SHORT_ISO.match(line) for line in text)
