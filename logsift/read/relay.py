@@ -38,6 +38,7 @@ _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
 SOURCE_EXTENSIONS = ("cc", "cpp", "cxx", "c", "h", "hh", "hpp", "cu", "cuh", "inc", "py", "go", "rs", "m", "mm", "java")
 _SOURCE = r"[\w./-]*\.(?:" + "|".join(SOURCE_EXTENSIONS) + r"):\d+"
 _DATE = r"\d{4}-\d\d-\d\d"
+_TRT_TIME = r"\d\d/\d\d/\d{4}-" + _TIME  # TensorRT's "04/09/2024-16:26:41"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +96,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("comfyui-report", r"^- \*\*Exception (?:Type|Message):\*\* ?"),
     # TensorRT: "[04/09/2024-16:26:41] [TRT] [E] ", "[TRT-LLM] [W] "; trtexec puts the level first:
     # "[09/07/2021-15:54:19] [E] [TRT] ", its own lines "[09/07/2021-15:54:19] [E] Engine set up failed"
-    _shape("tensorrt", r"^(?:\[\d\d/\d\d/\d{4}-" + _TIME + r"\] (?:\[(?P<level>[IWEVF])\](?: \[TRT\])?|\[TRT(?:-LLM)?\] "
-           r"\[(?P<letter>[IWEVF])\])|\[TRT(?:-LLM)?\] \[(?P<letter2>[IWEVF])\]) "),
+    _shape("tensorrt", r"^(?:\[" + _TRT_TIME + r"\] \[(?P<level>[IWEVF])\](?: \[TRT\])?|(?:\[" + _TRT_TIME + r"\] )?"
+           r"\[TRT(?:-LLM)?\] \[(?P<letter>[IWEVF])\]) "),
     # python logging: "2026-05-25 20:16:09,412 - WARNING - name: ", "2024-12-26 10:14:09,664 name 42 ERROR ",
     # "2024-12-26 10:14:09.664 | ERROR | mod:fn:12 - " (loguru), "2025-01-01T00:00:00.123Z ERROR ",
     # "2024-02-20 21:46:23 | ERROR | stderr | " (FastChat's workers)
@@ -130,6 +131,9 @@ SHAPES: tuple[Shape, ...] = (
 )
 _FIRST = frozenset("([0123456789>-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 MAX_PREFIXES = 5
+# An indented "(... pid=N) ": a Ray prefix in a paste that indented its block (the "ray" shape takes
+# up to 8 spaces); matched in place, so a traceback's indented frames cost no copy.
+_INDENTED_RELAY = compile_lazily(r" {1,8}\(")
 
 
 # Loggers of Python programs: a traceback printed right after such a line belongs to it
@@ -154,8 +158,8 @@ PLAIN = Unwrapped("")
 
 def unwrap(message: str) -> Unwrapped:
     """The message without the relay and logger prefixes before it, and what they said."""
-    if not message or (message[0] not in _FIRST and not (message[0] == " " and message.lstrip(" ")[:1] == "(")):
-        return Unwrapped(message)  # (an indented "(... pid=N) " is a Ray prefix in a paste that indented its block)
+    if not message or (message[0] not in _FIRST and _INDENTED_RELAY.match(message) is None):
+        return Unwrapped(message)
     stream: str | None = None
     level: str | None = None
     origin: str | None = None
@@ -172,7 +176,7 @@ def unwrap(message: str) -> Unwrapped:
             groups = found.groupdict()
             if groups.get("stream"):
                 stream = _join(stream, groups["stream"])
-            word = groups.get("level") or groups.get("letter") or groups.get("letter2")
+            word = groups.get("level") or groups.get("letter")
             if word:
                 level = _LEVELS.get(word.upper(), level)
                 logger = shape.name
