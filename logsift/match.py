@@ -70,11 +70,12 @@ _ERROR_SHAPES = (
     r"|(?:^|[\s:\]\[])[EF](?:(?:\d{8}|\d{3,4}) \d\d:\d\d:\d\d\S*| \d\d-\d\d \d\d:\d\d:\d\d)?\s+(?:\d+\s+)?" + _SOURCE_AT + r"\]"
     r"|\[E\] |(?:^|\s)E {3}\S|\s[EF] \d+ \d+\] " + _SOURCE_AT + r": |\[[EF]:onnxruntime:"
     r"|\b(?:error|fatal)(?:\[[\w-]+\])?: |\] \[(?:error|critical)\] "
+    r"|(?:ERRO|FATA|PANI)\["
 )
 # The glog shapes' literals are their source file's extension and colon (".cc:", ".py:"): the line
 # number's digits before "]" would be in every journal line ("python3[1234]:"), which the literal
 # engines would then check one by one.
-_ERROR_LITERALS = ("error", "critical", "fatal", "[e] ", "[e:onnxruntime:", "[f:onnxruntime:", "e   ",
+_ERROR_LITERALS = ("error", "critical", "fatal", "erro[", "fata[", "pani[", "[e] ", "[e:onnxruntime:", "[f:onnxruntime:", "e   ",
                    *(f".{extension}:" for extension in SOURCE_EXTENSIONS))
 _CLI_ERROR = compile_lazily(r"^(?:error|fatal)(?:\[[\w-]+\])?: \S")
 CACHE = Path("<the user cache>")  # the default: logsift.cache.cache_dir() when the Matcher is made

@@ -85,6 +85,18 @@ def test_plain_lines_and_journal_lines_alternate() -> None:
     assert (got[4].message, got[4].level, got[4].origin, got[4].relay) == ("hello", "info", "api_server.py:1", "vllm-1")
 
 
+def test_a_level_word_after_a_time_is_a_logger_not_a_host() -> None:
+    # Rust's tracing writes "TIME LEVEL target: message", the shape of a short-iso journal line
+    # with the level where the host stands (corpus case 1325, mistral.rs).
+    got = records(
+        "2024-04-06T04:23:47.390913Z ERROR mistralrs_server: Could not start backend\n"
+        "2024-04-06T04:23:47+0000 ERRORS app[7]: a host may be named so\n"
+    )
+    assert (got[0].host, got[0].identifier, got[0].level) == (None, None, "error")
+    assert got[0].message == "mistralrs_server: Could not start backend"
+    assert (got[1].host, got[1].identifier, got[1].pid) == ("ERRORS", "app", 7)
+
+
 def test_ansi_colour_is_stripped() -> None:
     (record,) = records("\x1b[0;1;31mMay 25 20:37:37 host app[7]: \x1b[31mboom\x1b[0m")
     assert record.message == "boom" and record.host == "host"

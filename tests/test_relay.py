@@ -70,6 +70,13 @@ CASES = [
     # Google Cloud Logging's entry view.
     ('textPayload: "vllm serve: error: argument --limit-mm-per-prompt: Value image:4 cannot be converted."',
      'vllm serve: error: argument --limit-mm-per-prompt: Value image:4 cannot be converted."', None, None, None),
+    # logrus's text formatter (dcgm-exporter, corpus case 1279) and Rust's tracing without a time
+    # (text-embeddings-inference, corpus case 766).
+    ("ERRO[0000] Encountered a failure.", "Encountered a failure.", None, "error", None),
+    ("FATA[2024-05-01T10:00:00Z] Error starting dcgm-exporter", "Error starting dcgm-exporter", None, "critical", None),
+    ("ERROR text_embeddings_backend: backends/src/lib.rs:388:", "text_embeddings_backend: backends/src/lib.rs:388:",
+     None, "error", None),
+    ("WARN mistralrs_core::pipeline: Loading", "mistralrs_core::pipeline: Loading", None, "warning", None),
     # glog 0.7+ with the year in its header.
     ("E20260528 17:58:58.306311  2521 ha_helper.cpp:176] Master service stopped: 1", "Master service stopped: 1", None,
      "error", "ha_helper.cpp:176"),

@@ -31,6 +31,8 @@ _LEVELS = {
     "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "V": "debug",
     "INFO": "info", "WARNING": "warning", "WARN": "warning", "ERROR": "error", "DEBUG": "debug", "TRACE": "debug",
     "CRITICAL": "critical", "FATAL": "critical", "NOTICE": "info", "ERR": "error",
+    # logrus's four-letter words (Go: dcgm-exporter, the NVIDIA container toolkit, containerd)
+    "ERRO": "error", "FATA": "critical", "PANI": "critical", "DEBU": "debug", "TRAC": "debug",
 }
 _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
 # The source files native and glog-style loggers name before "]" (the prefilter keys on them:
@@ -118,10 +120,16 @@ SHAPES: tuple[Shape, ...] = (
     _shape("rfc3339", r"^" + _DATE + r"[ T]" + _TIME + r"(?:Z|[+-]\d\d:?\d\d)? (?=\S)"),
     # Go's slog/logrus (Ollama): "time=2024-07-01T10:00:00.000Z level=ERROR source=server.go:12 msg=..."
     _shape("logfmt", r"^time=\S+ level=(?P<level>[A-Za-z]+) (?:source=(?P<origin>\S+) )?"),
+    # logrus's text formatter (Go: dcgm-exporter, nvidia-container-toolkit, containerd, k3s):
+    # "INFO[0000] ", "ERRO[0000] ", "FATA[2024-05-01T10:00:00Z] " (elapsed seconds or a time)
+    _shape("logrus", r"^(?P<level>INFO|WARN|ERRO|FATA|PANI|DEBU|TRAC)\[[\dTZ:.+ -]{1,40}\]\s+(?=\S)"),
     # dmesg: "[ 1234.567890] ", "[Thu Jan  4 10:00:00 2024] "
     _shape("dmesg", r"^\[\s*\d+\.\d+\]\s?|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d " + _TIME + r" \d{4}\]\s?"),
     # uvicorn and bare levels: "ERROR:    ", "WARNING:root:", "INFO:     Started server process"
     _shape("level-colon", r"^" + _LEVEL_WORD + r":(?:[\w.]+:)?\s*(?=\S)"),
+    # Rust's tracing without a time (text-embeddings-inference, mistral.rs): "ERROR
+    # text_embeddings_backend: ", "WARN mistralrs_core::pipeline: " (the target stays in the text)
+    _shape("tracing", r"^(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?=[a-z_]\w*(?:::\w+)*: )"),
     # pytest's failure report: "E   RuntimeError: ..." (the exception lines of a failed test)
     _shape("pytest", r"^(?P<letter>E)   (?=\S)"),
     # Google Cloud Logging's entry view (a YAML-ish dump): the line's text is the entry's textPayload

@@ -20,9 +20,12 @@ from logsift.records import Record, SinceBoot
 from logsift.sanitize import strip_ansi
 
 _MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
-_TAIL = r" (?P<host>\S*[^\s:]) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
+# A logger's level word where the host would stand is a logger's line after a time (Rust's tracing:
+# "2024-04-06T04:23:47.390913Z ERROR mistralrs_server: ..."), not a host.
+_NOT_LEVEL = r"(?!(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL) )"
+_TAIL = r" " + _NOT_LEVEL + r"(?P<host>\S*[^\s:]) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$"
 # A paste may have lost the host ("Mar 27 17:40:36 kernel: NVRM: Xid ..."): a host never ends in ":".
-_TAIL_HOSTLESS = r" (?:(?P<host>\S*[^\s:]) )?(?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<msg>.*)$"
+_TAIL_HOSTLESS = r" " + _NOT_LEVEL + r"(?:(?P<host>\S*[^\s:]) )?(?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<msg>.*)$"
 
 # Order matters only for speed: the format that matched last is tried first.
 PREFIXES: dict[str, re.Pattern[str]] = {
