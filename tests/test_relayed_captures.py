@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from tests.helpers import invoke, report
-from tests.test_captured import CAPTURED, EXPECTED, KNOWN_MISSES, _predicted
+from tests.test_captured import CAPTURED, EXPECTED, KNOWN_MISSES, PRINTED_MISSES, _predicted
 
 FAILED = [(name, expected) for name, expected in EXPECTED if expected != "healthy"]
-# the captures logsift names wrongly today (test_captured.KNOWN_MISSES): strict xfails here too
-FAILED_CASES = [pytest.param(name, expected, id=name, marks=[pytest.mark.xfail(reason=KNOWN_MISSES[name], strict=True)]
-                             if name in KNOWN_MISSES else []) for name, expected in FAILED]
+# the captures logsift names wrongly today as printed (test_captured.KNOWN_MISSES, PRINTED_MISSES):
+# strict xfails here too
+MISSES = KNOWN_MISSES | PRINTED_MISSES
+FAILED_CASES = [pytest.param(name, expected, id=name, marks=[pytest.mark.xfail(reason=MISSES[name], strict=True)]
+                             if name in MISSES else []) for name, expected in FAILED]
 
 RELAYS: dict[str, Callable[[int], str]] = {
     "vllm-worker": lambda pid: f"(VllmWorker rank=0 pid={pid}) ERROR 11-30 03:12:41 [multiproc_executor.py:375] ",
@@ -39,9 +41,16 @@ def _root_cause(got: dict[str, Any]) -> dict[str, Any] | None:
     return dict(causes[-1]) if causes else None
 
 
+# A miss as printed that a relay's own level makes right: vLLM's worker prefix logs every line at
+# ERROR, and an excerpt's error line with nothing after it is a failed run (cause unknown).
+RIGHT_WHEN_RELAYED = {("nvidia-smi-bad-query-field.txt", "vllm-worker")}
+
+
 @pytest.mark.parametrize("relay", sorted(RELAYS))
 @pytest.mark.parametrize(("name", "expected"), FAILED_CASES)
 def test_a_relayed_capture_names_the_same_cause_and_line(name: str, expected: str, relay: str) -> None:
+    if (name, relay) in RIGHT_WHEN_RELAYED:
+        pytest.xfail("right only through the relay's ERROR level, not what the capture itself says")
     _, bare = report(str(CAPTURED / name))
     _, got = report(input=relayed(name, RELAYS[relay]))
     bare_cause, got_cause = _root_cause(bare), _root_cause(got)

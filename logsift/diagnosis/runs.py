@@ -68,6 +68,9 @@ class _Run:
     identifiers: set[str] | None = None
     opened_by: str = "implicit"  # or the lifecycle line that opened it: "starting", "started"
     first_cursor: str | None = None  # the journal cursor of the line that opened it (follow mode)
+    # A handled-signal line that announces the traceback after it (socketserver's "Exception
+    # occurred during processing of request from ..."): its stream and last line.
+    announced: tuple[object, int] | None = None
 
     def touch(self, record: Record) -> None:
         self.last_line = max(self.last_line, record.line + record.lines - 1)
@@ -198,6 +201,15 @@ class Diagnoser:
         # from (inductor's autotuner skipping a choice that failed): what else the event matched
         # (its traceback's catch-all, the error's own class) fails no run and is no root cause.
         handled = any(self._signal(finding) == "handled" for finding in matched.findings)
+        event = matched.event.event
+        announced, run.announced = run.announced, None
+        if handled and event.kind == "line":
+            # The line may announce the traceback that comes next (the handler prints both).
+            last = event.last
+            run.announced = (last.stream, last.line + last.lines - 1)
+        elif (announced is not None and event.kind == "traceback" and event.first.stream == announced[0]
+              and event.first.line == announced[1] + 1):
+            handled = True
         for finding in matched.findings:
             rule = self.rules.by_id.get(finding.rule_id)
             if handled and (rule is None or rule.signal in (None, "handled", "failure")):

@@ -31,6 +31,7 @@ from logsift.records import ReadProblems, Record
 LOCAL_ONLY = 1  # SD_JOURNAL_LOCAL_ONLY, what journalctl opens by default
 _COREDUMP = "fc2e22bc6ee647b6b90729ab34a250b1"
 _VERIFY = " (a damaged or cut journal file? check it: journalctl --file PATH --verify)"
+_TRACEBACK = b"Traceback (most recent call last)"
 
 
 def open_journal(selection: Selection) -> Any:
@@ -419,7 +420,10 @@ def _visit(journal: Any, batch: _Batch, joined: bytes, newlines: int, pid1: froz
     if kernel is not None and kernel_cursor is not None:
         maybe.update(_indexes(messages, frozenset((kernel.message,))))
     ones = {index for index, pid in enumerate(pids) if pid == b"1"} if pids is not None else set()
-    chosen = sorted({*ids, *careful, *maybe, *ones})
+    # The entry before a traceback's header: a logger's line there says at what level the
+    # traceback was logged (python logging's exc_info), as the text reader reads it (group.py).
+    heads = {index - 1 for index in ids if index and index - 1 not in ids and _TRACEBACK in messages[index]}
+    chosen = sorted({*ids, *careful, *maybe, *ones, *heads})
     last = len(messages) - 1
     at: int | None = None  # the entry the journal is on, when it is one of the batch's
     wanted = skipping.wanted
@@ -433,7 +437,7 @@ def _visit(journal: Any, batch: _Batch, joined: bytes, newlines: int, pid1: froz
                 break
             index = chosen[following]
         pid = pids[index] if pids is not None else UNREAD
-        sure = index in ids or index in careful or pid == b"1"
+        sure = index in ids or index in careful or pid == b"1" or index in heads
         if not sure and index not in maybe and not (wanted and (pid is UNREAD or _open(pid, wanted))):
             index += 1
             continue
