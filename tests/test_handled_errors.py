@@ -4,6 +4,8 @@ still fails the run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.helpers import report
 
 UNIT = "embed.service"
@@ -74,3 +76,29 @@ def test_the_same_error_ending_the_compile_still_fails_the_run() -> None:
     [incident] = got["incidents"]
     assert incident["root_cause"]["class"] != "python.handled-error"
     assert incident["root_cause"]["class"] is not None
+
+
+# Python's socketserver prints a request handler's exception as a line that says so, then the
+# traceback, between dashed lines, and serves on (fixtures/captured/healthy-http-server-handled-
+# exceptions.txt, lines 1-30: the first request's error only).
+CAPTURED = Path(__file__).resolve().parent.parent / "fixtures" / "captured"
+SERVED = (CAPTURED / "healthy-http-server-handled-exceptions.txt").read_text(encoding="utf-8").splitlines()[:30]
+
+
+def test_a_request_error_that_socketserver_announces_is_no_incident() -> None:
+    assert SERVED[4].startswith("Exception occurred during processing of request from")
+    assert SERVED[5] == "Traceback (most recent call last):"
+    code, got = report(input="\n".join(SERVED) + "\n")
+    assert code == 0, got["incidents"]
+    assert got["incidents"] == []
+    code, got = report(input=_journal(SERVED, failed=False))
+    assert (code, got["incidents"]) == (0, [])
+
+
+def test_the_announcement_covers_only_the_traceback_right_after_it() -> None:
+    # A line between the announcement and the traceback: the traceback is the program's own.
+    lines = [*SERVED[:5], "2026-12-02 13:23:07,416 INFO server: client retried", *SERVED[5:29]]
+    code, got = report(input="\n".join(lines) + "\n")
+    assert code == 1
+    [incident] = got["incidents"]
+    assert incident["root_cause"]["class"] == "python.unclassified-traceback"
