@@ -102,3 +102,26 @@ def test_the_announcement_covers_only_the_traceback_right_after_it() -> None:
     assert code == 1
     [incident] = got["incidents"]
     assert incident["root_cause"]["class"] == "python.unclassified-traceback"
+
+
+# llama.cpp's scheduler logs the failed allocations, then says it retries without pipeline
+# parallelism (fixtures/corpus/cases/880_..., a server that then came up).
+RETRIED = (Path(__file__).resolve().parent.parent / "fixtures" / "corpus" / "cases"
+           / "880_llamacpp_compute_buffer_oom_retry_healthy.log").read_text(encoding="utf-8").splitlines()
+
+
+def test_a_handled_line_covers_the_error_lines_right_above_it() -> None:
+    assert "retrying without pipeline parallelism" in RETRIED[3]
+    code, got = report(input="\n".join(RETRIED) + "\n")
+    assert (code, got["incidents"]) == (0, [])
+
+
+def test_errors_further_above_the_handled_line_still_count() -> None:
+    # Three lines no rule flags between the errors and the handled line: not the same report.
+    filler = ["1.06.520.090 I sched_reserve: reserving", "1.06.520.091 I sched_reserve: n_seq = 1",
+              "1.06.520.092 I sched_reserve: n_ctx = 50176"]
+    lines = [*RETRIED[:3], *filler, *RETRIED[3:]]
+    code, got = report(input="\n".join(lines) + "\n")
+    assert code == 1
+    [incident] = got["incidents"]
+    assert incident["root_cause"]["class"] == "cuda.out-of-memory"

@@ -22,7 +22,7 @@ from logsift.diagnosis.compact import compact
 from logsift.diagnosis.host import HOST_EVENT_WINDOW, FailedRuns, Span
 from logsift.diagnosis.lifecycle import Lifecycle
 from logsift.match import Fact, Matched
-from logsift.records import Finding, Incident, Record, Run, RunFact, Severity
+from logsift.records import Event, Finding, Incident, Record, Run, RunFact, Severity
 from logsift.rules import RuleSet
 
 UnitKey = tuple[str | None, str | None]
@@ -204,9 +204,12 @@ class Diagnoser:
         event = matched.event.event
         announced, run.announced = run.announced, None
         if handled and event.kind == "line":
-            # The line may announce the traceback that comes next (the handler prints both).
+            # The line may announce the traceback that comes next (the handler prints both), or
+            # say what it did about the error lines right before it (llama.cpp's "compute buffer
+            # allocation failed, retrying without pipeline parallelism").
             last = event.last
             run.announced = (last.stream, last.line + last.lines - 1)
+            _drop_just_before(run, event)
         elif (announced is not None and event.kind == "traceback" and event.first.stream == announced[0]
               and event.first.line == announced[1] + 1):
             handled = True
@@ -786,6 +789,34 @@ def _compact(run: _Run) -> None:
     """A run that the next run of its unit followed keeps slim copies of its events (compact.py)."""
     run.findings, (run.ready, run.failure, run.logged_error) = compact(run.findings, run.ready, run.failure,
                                                                        run.logged_error)
+
+
+HANDLED_GAP = 2
+
+
+def _drop_just_before(run: _Run, handled: Event) -> None:
+    """The findings of the one-line events of the handled line's stream that end right above it,
+    one after the other (at most HANDLED_GAP lines no rule flagged between them: the rest of the
+    same error report): the errors the handled line says the program dealt with."""
+    stream, expect = handled.first.stream, handled.first.line - 1
+
+    def right_above(event: Event) -> bool:
+        last = event.last
+        end = last.line + last.lines - 1
+        return event.kind == "line" and event.first.stream == stream and expect - HANDLED_GAP <= end <= expect
+
+    while True:
+        if run.findings and right_above(run.findings[-1].event):
+            event = run.findings[-1].event
+            while run.findings and run.findings[-1].event is event:
+                run.findings.pop()
+        elif run.logged_error is not None and right_above(run.logged_error.event):
+            event = run.logged_error.event
+        else:
+            return
+        if run.logged_error is not None and run.logged_error.event is event:
+            run.logged_error = None
+        expect = event.first.line - 1
 
 
 def diagnose(rules: RuleSet, matched: Iterable[Matched]) -> Diagnosis:
