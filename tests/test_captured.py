@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import functools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,27 +32,30 @@ KNOWN_MISSES = {
     "torch-load-mmap-sigbus.txt": "SIGBUS while a mapped checkpoint is read is named a crash, not a cut file",
     "mp-spawn-rank-sigkill.txt": "a rank dead of SIGKILL with no stop request reads as the OOM killer",
     "gunicorn-worker-timeout-lazy-load.txt": "gunicorn's WORKER TIMEOUT does not say the worker was loading a model",
-    # Run 18 (fixtures/captured/README.md): what the log says is not what happened, or a handled
-    # error the excerpt cannot tell from the failure (a traceback logged at WARNING counts in an
-    # excerpt: the corpus has failures whose cause was logged so and the program logged on).
+    # Run 18 (fixtures/captured/README.md): what the log says is not what happened.
     "cuda-init-ulimit-n-16.txt": "the descriptor limit shows only as CUDA's 'busy or unavailable'",
     "dataloader-memmap-shard-cut-sigbus.txt": "torch blames shared memory for a worker's SIGBUS from a cut mapped file",
     "hf-index-json-truncated.txt": "a JSONDecodeError from the shard index names no file",
 }
 # Misses of the output as printed only: as a unit's journal, systemd's exit status says how the
-# run ended (run 18).
+# run ended (run 18). In a pasted excerpt a traceback logged at WARNING counts: the corpus has
+# failures whose cause was logged so before the program logged on.
 PRINTED_MISSES = {
     "healthy-http-server-handled-exceptions.txt": "a traceback logged at WARNING, then more requests served, reads as the failure",
     "healthy-train-batch-finder-oom-retry.txt": "an OOM logged at WARNING before a smaller batch trains reads as the failure",
     "nvidia-smi-bad-query-field.txt": "nvidia-smi's refusal of a query field is no failure line a rule knows",
 }
-CASES = [pytest.param(name, expected, id=name,
-                      marks=[pytest.mark.xfail(reason=KNOWN_MISSES[name], strict=True)] if name in KNOWN_MISSES else [])
-         for name, expected in EXPECTED]
-PRINTED_CASES = [pytest.param(name, expected, id=name,
-                              marks=[pytest.mark.xfail(reason=(KNOWN_MISSES | PRINTED_MISSES)[name], strict=True)]
-                              if name in KNOWN_MISSES or name in PRINTED_MISSES else [])
-                 for name, expected in EXPECTED]
+
+
+def cases(rows: list[tuple[str, str]], misses: dict[str, str]) -> list[Any]:
+    """The captures as test parameters, each of `misses` a strict xfail with its reason."""
+    return [pytest.param(name, expected, id=name,
+                         marks=[pytest.mark.xfail(reason=misses[name], strict=True)] if name in misses else [])
+            for name, expected in rows]
+
+
+CASES = cases(EXPECTED, KNOWN_MISSES)
+PRINTED_CASES = cases(EXPECTED, KNOWN_MISSES | PRINTED_MISSES)
 
 
 @functools.cache

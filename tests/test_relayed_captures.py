@@ -14,14 +14,12 @@ from typing import Any
 import pytest
 
 from tests.helpers import invoke, report
-from tests.test_captured import CAPTURED, EXPECTED, KNOWN_MISSES, PRINTED_MISSES, _predicted
+from tests.test_captured import CAPTURED, EXPECTED, KNOWN_MISSES, PRINTED_MISSES, _predicted, cases
 
-FAILED = [(name, expected) for name, expected in EXPECTED if expected != "healthy"]
 # the captures logsift names wrongly today as printed (test_captured.KNOWN_MISSES, PRINTED_MISSES):
 # strict xfails here too
-MISSES = KNOWN_MISSES | PRINTED_MISSES
-FAILED_CASES = [pytest.param(name, expected, id=name, marks=[pytest.mark.xfail(reason=MISSES[name], strict=True)]
-                             if name in MISSES else []) for name, expected in FAILED]
+FAILED = [(name, expected) for name, expected in EXPECTED if expected != "healthy"]
+FAILED_CASES = cases(FAILED, KNOWN_MISSES | PRINTED_MISSES)
 
 RELAYS: dict[str, Callable[[int], str]] = {
     "vllm-worker": lambda pid: f"(VllmWorker rank=0 pid={pid}) ERROR 11-30 03:12:41 [multiproc_executor.py:375] ",

@@ -68,9 +68,10 @@ class _Run:
     identifiers: set[str] | None = None
     opened_by: str = "implicit"  # or the lifecycle line that opened it: "starting", "started"
     first_cursor: str | None = None  # the journal cursor of the line that opened it (follow mode)
-    # A handled-signal line that announces the traceback after it (socketserver's "Exception
-    # occurred during processing of request from ..."): its stream and last line.
-    announced: tuple[object, int] | None = None
+    # The latest event a handled-signal line made, when it was the run's latest event: it may
+    # announce the traceback after it (socketserver's "Exception occurred during processing of
+    # request from ...").
+    announced: Event | None = None
 
     def touch(self, record: Record) -> None:
         self.last_line = max(self.last_line, record.line + record.lines - 1)
@@ -207,11 +208,10 @@ class Diagnoser:
             # The line may announce the traceback that comes next (the handler prints both), or
             # say what it did about the error lines right before it (llama.cpp's "compute buffer
             # allocation failed, retrying without pipeline parallelism").
-            last = event.last
-            run.announced = (last.stream, last.line + last.lines - 1)
+            run.announced = event
             _drop_just_before(run, event)
-        elif (announced is not None and event.kind == "traceback" and event.first.stream == announced[0]
-              and event.first.line == announced[1] + 1):
+        elif (announced is not None and event.kind == "traceback" and event.first.stream == announced.first.stream
+              and event.first.line == announced.last.line + announced.last.lines):
             handled = True
         for finding in matched.findings:
             rule = self.rules.by_id.get(finding.rule_id)
